@@ -1,0 +1,239 @@
+package io.github.gcslock.test;
+
+import java.time.Duration;
+import java.util.EnumMap;
+import java.util.EnumSet;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Fault injection and request counters of one {@link GcsEmulator}. Every setter takes effect for the
+ * next request and returns {@code this} so calls chain. Thread-safe.
+ *
+ * <p>Faults are applied in this order to each request: counting, latency, a queued action
+ * ({@link #beforeNext}), "fail next N", the one-write-per-second limit, then the operation itself,
+ * then the "drop the reply" decision (the operation has committed by then).
+ */
+public final class Faults {
+
+    private final Map<Operation, AtomicLong> counters = new EnumMap<>(Operation.class);
+    private final ConcurrentLinkedQueue<PendingFailure> pendingFailures = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<PendingAction> pendingActions = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Operation> pendingDrops = new ConcurrentLinkedQueue<>();
+    private volatile long latencyMinNanos;
+    private volatile long latencyMaxNanos;
+    private volatile double dropProbability;
+    private volatile Set<Operation> dropOperations = EnumSet.allOf(Operation.class);
+    private volatile Duration writeRateInterval;
+    private volatile Duration clockOffset = Duration.ZERO;
+    private final AtomicLong injected = new AtomicLong();
+    private Random random = new Random();
+
+    Faults() {
+        for (Operation op : Operation.values()) {
+            counters.put(op, new AtomicLong());
+        }
+    }
+
+    /** Delays every request by a uniformly random time in {@code [min, max]} before it is processed. */
+    public Faults latency(Duration min, Duration max) {
+        if (min.isNegative() || max.compareTo(min) < 0) {
+            throw new IllegalArgumentException("latency needs 0 <= min <= max, got min=" + min + " max=" + max);
+        }
+        this.latencyMinNanos = min.toNanos();
+        this.latencyMaxNanos = max.toNanos();
+        return this;
+    }
+
+    /** Answers the next {@code count} requests of any operation with {@code status} (e.g. 503, 429). */
+    public Faults failNext(int count, int status) {
+        return failNext(count, status, null);
+    }
+
+    /** Answers the next {@code count} requests of {@code operation} with {@code status}, without processing them. */
+    public Faults failNext(int count, int status, Operation operation) {
+        for (int i = 0; i < count; i++) {
+            pendingFailures.add(new PendingFailure(operation, status));
+        }
+        return this;
+    }
+
+    /**
+     * With {@code probability}, commits a request of one of {@code operations} (all when none given)
+     * and then closes the connection instead of replying: the "lost response" of a real network.
+     */
+    public Faults dropReplies(double probability, Operation... operations) {
+        if (probability < 0 || probability > 1) {
+            throw new IllegalArgumentException("probability must be within [0, 1], got " + probability);
+        }
+        this.dropOperations = operations.length == 0 ? EnumSet.allOf(Operation.class) : EnumSet.of(operations[0], operations);
+        this.dropProbability = probability;
+        return this;
+    }
+
+    /** Commits the next request of {@code operation} and drops its reply (deterministic form of {@link #dropReplies}). */
+    public Faults dropNextReply(Operation operation) {
+        pendingDrops.add(Objects.requireNonNull(operation));
+        return this;
+    }
+
+    /**
+     * Runs {@code action} once, just before the next request of {@code operation} is processed (after
+     * its latency). The action may itself call the emulator: it runs on the request's server thread
+     * and the server has more. Lets a test place another client's request inside a race window.
+     */
+    public Faults beforeNext(Operation operation, Runnable action) {
+        pendingActions.add(new PendingAction(Objects.requireNonNull(operation), Objects.requireNonNull(action)));
+        return this;
+    }
+
+    /** GCS's limit of about one write per second to one object name: faster writes get 429. */
+    public Faults writeRateLimit(boolean enabled) {
+        return writeRateLimit(enabled ? Duration.ofSeconds(1) : null);
+    }
+
+    /** Like {@link #writeRateLimit(boolean)} with another minimum interval between writes of one object ({@code null}: off). */
+    public Faults writeRateLimit(Duration minInterval) {
+        this.writeRateInterval = minInterval;
+        return this;
+    }
+
+    /** Shifts the emulator's clock (the {@code updated}/{@code timeCreated} it writes) by {@code offset}. */
+    public Faults clockOffset(Duration offset) {
+        this.clockOffset = Objects.requireNonNull(offset);
+        return this;
+    }
+
+    /** Seeds the random source used for latency and dropped replies, so a run can be replayed. */
+    public synchronized Faults seed(long seed) {
+        this.random = new Random(seed);
+        return this;
+    }
+
+    /** Removes every fault (counters are kept; see {@link #resetCounters()}). */
+    public Faults reset() {
+        pendingFailures.clear();
+        pendingActions.clear();
+        pendingDrops.clear();
+        latencyMinNanos = 0;
+        latencyMaxNanos = 0;
+        dropProbability = 0;
+        writeRateInterval = null;
+        clockOffset = Duration.ZERO;
+        return this;
+    }
+
+    /** Requests received for {@code operation} since start or the last {@link #resetCounters()}, faulted ones included. */
+    public long requestCount(Operation operation) {
+        return counters.get(operation).get();
+    }
+
+    /** Requests received for every operation. */
+    public long totalRequests() {
+        return counters.values().stream().mapToLong(AtomicLong::get).sum();
+    }
+
+    /** Object requests only (insert, get, patch, update, delete, list): what a lock engine spends. */
+    public long objectRequests() {
+        return totalRequests() - requestCount(Operation.BUCKET_GET) - requestCount(Operation.BUCKET_INSERT)
+                - requestCount(Operation.BUCKET_DELETE);
+    }
+
+    /** A snapshot of the per-operation counters. */
+    public Map<Operation, Long> requestCounts() {
+        Map<Operation, Long> copy = new EnumMap<>(Operation.class);
+        counters.forEach((op, n) -> copy.put(op, n.get()));
+        return copy;
+    }
+
+    /** How many faults (failures, drops, 429s of the rate limit) were injected since start. */
+    public long faultsInjected() {
+        return injected.get();
+    }
+
+    /** Sets every request counter to zero. */
+    public Faults resetCounters() {
+        counters.values().forEach(c -> c.set(0));
+        return this;
+    }
+
+    // ---- used by the server ----
+
+    void count(Operation op) {
+        counters.get(op).incrementAndGet();
+    }
+
+    long nextLatencyNanos() {
+        long min = latencyMinNanos;
+        long max = latencyMaxNanos;
+        if (max <= 0) {
+            return 0;
+        }
+        if (max == min) {
+            return min;
+        }
+        synchronized (this) {
+            return min + (long) (random.nextDouble() * (max - min));
+        }
+    }
+
+    Runnable takeAction(Operation op) {
+        for (PendingAction a : pendingActions) {
+            if (a.operation == op && pendingActions.remove(a)) {
+                return a.action;
+            }
+        }
+        return null;
+    }
+
+    Integer takeFailure(Operation op) {
+        for (PendingFailure f : pendingFailures) {
+            if ((f.operation == null || f.operation == op) && pendingFailures.remove(f)) {
+                injected.incrementAndGet();
+                return f.status;
+            }
+        }
+        return null;
+    }
+
+    boolean shouldDropReply(Operation op) {
+        if (pendingDrops.remove(op)) {
+            injected.incrementAndGet();
+            return true;
+        }
+        double p = dropProbability;
+        if (p > 0 && dropOperations.contains(op)) {
+            boolean drop;
+            synchronized (this) {
+                drop = random.nextDouble() < p;
+            }
+            if (drop) {
+                injected.incrementAndGet();
+            }
+            return drop;
+        }
+        return false;
+    }
+
+    void countRateLimited() {
+        injected.incrementAndGet();
+    }
+
+    Duration writeRateInterval() {
+        return writeRateInterval;
+    }
+
+    Duration clockOffset() {
+        return clockOffset;
+    }
+
+    private record PendingFailure(Operation operation, int status) {
+    }
+
+    private record PendingAction(Operation operation, Runnable action) {
+    }
+}

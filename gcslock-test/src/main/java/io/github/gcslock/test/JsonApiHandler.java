@@ -1,0 +1,296 @@
+package io.github.gcslock.test;
+
+import com.google.gson.JsonArray;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonParser;
+import com.sun.net.httpserver.HttpExchange;
+import com.sun.net.httpserver.HttpHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPInputStream;
+
+/**
+ * Routes the GCS JSON-API requests that {@code google-cloud-storage} sends (see GCS-WIRE.md) to the
+ * {@link ObjectStore}, with the {@link Faults} applied around each one.
+ */
+final class JsonApiHandler implements HttpHandler {
+
+    private static final Logger log = LoggerFactory.getLogger(JsonApiHandler.class);
+
+    private final ObjectStore store;
+    private final Faults faults;
+
+    JsonApiHandler(ObjectStore store, Faults faults) {
+        this.store = store;
+        this.faults = faults;
+    }
+
+    /** A parsed request: which operation, on what, with which parameters. */
+    private record Request(Operation op, String bucket, String object, Map<String, String> query,
+                           String method, HttpExchange exchange) {
+    }
+
+    @Override
+    public void handle(HttpExchange exchange) throws IOException {
+        try {
+            Request req;
+            try {
+                req = parse(exchange);
+            } catch (GcsError e) {
+                sendError(exchange, e);
+                return;
+            }
+            faults.count(req.op);
+            long latency = faults.nextLatencyNanos();
+            if (latency > 0) {
+                TimeUnit.NANOSECONDS.sleep(latency);
+            }
+            Runnable action = faults.takeAction(req.op);
+            if (action != null) {
+                action.run();
+            }
+            Integer failure = faults.takeFailure(req.op);
+            byte[] body = readBody(exchange);
+            if (failure != null) {
+                sendError(exchange, new GcsError(failure, GcsError.defaultReason(failure), "Injected failure " + failure));
+                return;
+            }
+            Reply reply;
+            try {
+                reply = execute(req, body);
+            } catch (GcsError e) {
+                if (faults.shouldDropReply(req.op)) {
+                    return; // closing the exchange without headers closes the connection: the reply is lost
+                }
+                sendError(exchange, e);
+                return;
+            }
+            if (faults.shouldDropReply(req.op)) {
+                return; // committed, but the client never hears of it
+            }
+            reply.send(exchange);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (RuntimeException e) {
+            log.error("emulator failed on {} {}", exchange.getRequestMethod(), exchange.getRequestURI(), e);
+            sendError(exchange, new GcsError(500, "internalError", String.valueOf(e)));
+        } finally {
+            exchange.close();
+        }
+    }
+
+    private Request parse(HttpExchange ex) {
+        String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
+        String override = ex.getRequestHeaders().getFirst("X-HTTP-Method-Override");
+        if (override != null && method.equals("POST")) {
+            method = override.toUpperCase(Locale.ROOT);
+        }
+        Map<String, String> query = PathCodec.query(ex.getRequestURI().getRawQuery());
+        List<String> seg = Arrays.asList(ex.getRequestURI().getRawPath().split("/"));
+        // seg[0] is "" (leading slash)
+        if (seg.size() >= 5 && seg.get(1).equals("upload") && seg.get(2).equals("storage") && seg.get(3).equals("v1")
+                && seg.get(4).equals("b") && seg.size() == 7 && seg.get(6).equals("o") && method.equals("POST")) {
+            return new Request(Operation.INSERT, PathCodec.decode(seg.get(5)), query.get("name"), query, method, ex);
+        }
+        int base = 0;
+        if (seg.size() >= 4 && seg.get(1).equals("download") && seg.get(2).equals("storage")) {
+            base = 1;
+        }
+        if (seg.size() < 4 + base || !seg.get(1 + base).equals("storage") || !seg.get(2 + base).equals("v1")
+                || !seg.get(3 + base).equals("b")) {
+            throw new GcsError(404, "notFound", "Not Found: " + ex.getRequestURI().getRawPath());
+        }
+        List<String> rest = seg.subList(4 + base, seg.size());
+        if (rest.isEmpty()) {
+            if (method.equals("POST")) {
+                return new Request(Operation.BUCKET_INSERT, null, null, query, method, ex);
+            }
+            return new Request(Operation.OTHER, null, null, query, method, ex);
+        }
+        String bucket = PathCodec.decode(rest.get(0));
+        if (rest.size() == 1) {
+            return switch (method) {
+                case "GET" -> new Request(Operation.BUCKET_GET, bucket, null, query, method, ex);
+                case "DELETE" -> new Request(Operation.BUCKET_DELETE, bucket, null, query, method, ex);
+                default -> new Request(Operation.OTHER, bucket, null, query, method, ex);
+            };
+        }
+        if (!rest.get(1).equals("o")) {
+            return new Request(Operation.OTHER, bucket, null, query, method, ex);
+        }
+        if (rest.size() == 2) {
+            return new Request(method.equals("GET") ? Operation.LIST : Operation.OTHER, bucket, null, query, method, ex);
+        }
+        // Object names may contain '/', which the client encodes as %2F; join the rest to be lenient.
+        String object = PathCodec.decode(String.join("/", rest.subList(2, rest.size())));
+        Operation op = switch (method) {
+            case "GET" -> Operation.GET;
+            case "PATCH" -> Operation.PATCH;
+            case "PUT" -> Operation.UPDATE;
+            case "DELETE" -> Operation.DELETE;
+            default -> Operation.OTHER;
+        };
+        return new Request(op, bucket, object, query, method, ex);
+    }
+
+    private Reply execute(Request req, byte[] body) {
+        ObjectStore.Preconditions pre = ObjectStore.Preconditions.from(req.query);
+        Long generation = req.query.containsKey("generation") ? Long.parseLong(req.query.get("generation")) : null;
+        switch (req.op) {
+            case INSERT: {
+                return insert(req, body, pre);
+            }
+            case GET: {
+                if ("media".equals(req.query.get("alt"))) {
+                    return Reply.bytes(store.content(req.bucket, req.object, generation, pre));
+                }
+                return Reply.json(200, store.get(req.bucket, req.object, generation, pre));
+            }
+            case PATCH:
+            case UPDATE: {
+                JsonObject json = parseJson(body);
+                return Reply.json(200, store.update(req.bucket, req.object, generation, json, req.op == Operation.UPDATE, pre));
+            }
+            case DELETE: {
+                store.delete(req.bucket, req.object, generation, pre);
+                return Reply.empty(204);
+            }
+            case LIST: {
+                int max = req.query.containsKey("maxResults") ? Integer.parseInt(req.query.get("maxResults")) : 1000;
+                return Reply.json(200, store.list(req.bucket, req.query.get("prefix"), req.query.get("pageToken"),
+                        Math.max(1, Math.min(max, 1000))));
+            }
+            case BUCKET_GET:
+                return Reply.json(200, store.getBucket(req.bucket));
+            case BUCKET_INSERT:
+                return Reply.json(200, store.createBucket(parseJson(body)));
+            case BUCKET_DELETE:
+                store.deleteBucket(req.bucket);
+                return Reply.empty(204);
+            default:
+                throw new GcsError(501, "notImplemented", "The gcslock emulator does not implement "
+                        + req.method + " " + req.exchange.getRequestURI().getRawPath());
+        }
+    }
+
+    private Reply insert(Request req, byte[] body, ObjectStore.Preconditions pre) {
+        String uploadType = req.query.getOrDefault("uploadType", "media");
+        String contentType = req.exchange.getRequestHeaders().getFirst("Content-Type");
+        JsonObject meta;
+        byte[] content;
+        switch (uploadType) {
+            case "multipart": {
+                List<byte[]> parts = Multipart.parts(contentType, body);
+                if (parts.size() != 2) {
+                    throw new GcsError(400, "invalid", "multipart upload needs 2 parts, got " + parts.size());
+                }
+                meta = parseJson(Multipart.partBody(parts.get(0)));
+                content = Multipart.partBody(parts.get(1));
+                break;
+            }
+            case "media": {
+                meta = new JsonObject();
+                if (contentType != null) {
+                    meta.addProperty("contentType", contentType);
+                }
+                content = body;
+                break;
+            }
+            default:
+                throw new GcsError(501, "notImplemented", "The gcslock emulator does not implement uploadType=" + uploadType);
+        }
+        String name = req.object != null ? req.object : (meta.has("name") ? meta.get("name").getAsString() : null);
+        return Reply.json(200, store.insert(req.bucket, name, meta, content, pre));
+    }
+
+    private static JsonObject parseJson(byte[] body) {
+        if (body.length == 0) {
+            return new JsonObject();
+        }
+        try {
+            return JsonParser.parseString(new String(body, StandardCharsets.UTF_8)).getAsJsonObject();
+        } catch (RuntimeException e) {
+            throw new GcsError(400, "parseError", "Parse Error: " + e.getMessage());
+        }
+    }
+
+    private static byte[] readBody(HttpExchange ex) throws IOException {
+        InputStream in = ex.getRequestBody();
+        String encoding = ex.getRequestHeaders().getFirst("Content-Encoding");
+        if (encoding != null && encoding.equalsIgnoreCase("gzip")) {
+            in = new GZIPInputStream(in);
+        }
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        in.transferTo(out);
+        return out.toByteArray();
+    }
+
+    private static void sendError(HttpExchange ex, GcsError e) {
+        JsonObject err = new JsonObject();
+        err.addProperty("code", e.status);
+        err.addProperty("message", e.getMessage());
+        JsonArray errors = new JsonArray();
+        JsonObject detail = new JsonObject();
+        detail.addProperty("message", e.getMessage());
+        detail.addProperty("domain", "global");
+        detail.addProperty("reason", e.reason);
+        if (e.location != null) {
+            detail.addProperty("locationType", "header");
+            detail.addProperty("location", e.location);
+        }
+        errors.add(detail);
+        err.add("errors", errors);
+        JsonObject root = new JsonObject();
+        root.add("error", err);
+        try {
+            if (e.status == 304) {
+                ex.sendResponseHeaders(304, -1);
+                return;
+            }
+            Reply.json(e.status, root).send(ex);
+        } catch (IOException io) {
+            log.debug("could not send error reply", io);
+        }
+    }
+
+    /** A reply ready to send. */
+    private record Reply(int status, String contentType, byte[] body) {
+
+        static Reply json(int status, JsonObject json) {
+            return new Reply(status, "application/json; charset=UTF-8", json.toString().getBytes(StandardCharsets.UTF_8));
+        }
+
+        static Reply bytes(byte[] content) {
+            return new Reply(200, "application/octet-stream", content);
+        }
+
+        static Reply empty(int status) {
+            return new Reply(status, null, new byte[0]);
+        }
+
+        void send(HttpExchange ex) throws IOException {
+            if (contentType != null) {
+                ex.getResponseHeaders().set("Content-Type", contentType);
+            }
+            if (body.length == 0) {
+                ex.sendResponseHeaders(status, -1);
+                return;
+            }
+            ex.sendResponseHeaders(status, body.length);
+            try (OutputStream out = ex.getResponseBody()) {
+                out.write(body);
+            }
+        }
+    }
+}

@@ -1,0 +1,406 @@
+package io.github.gcslock.test;
+
+import com.google.gson.JsonElement;
+import com.google.gson.JsonNull;
+import com.google.gson.JsonObject;
+import com.google.gson.JsonPrimitive;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import java.util.Map;
+import java.util.NavigableMap;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import java.util.zip.CRC32C;
+
+/**
+ * The emulator's state: buckets and the live generation of each object. Every mutation runs under
+ * one monitor, so each is atomic with its precondition check, as on GCS.
+ */
+final class ObjectStore {
+
+    private final Map<String, Bucket> buckets = new ConcurrentHashMap<>();
+    private final Supplier<Clock> clock;
+    private final Supplier<Duration> writeRateInterval;
+    private final Runnable onRateLimited;
+    private long lastGeneration;
+
+    ObjectStore(Supplier<Clock> clock, Supplier<Duration> writeRateInterval, Runnable onRateLimited) {
+        this.clock = clock;
+        this.writeRateInterval = writeRateInterval;
+        this.onRateLimited = onRateLimited;
+    }
+
+    static final class Bucket {
+        final JsonObject resource;
+        final NavigableMap<String, StoredObject> objects = new TreeMap<>();
+
+        Bucket(JsonObject resource) {
+            this.resource = resource;
+        }
+    }
+
+    static final class StoredObject {
+        final String bucket;
+        final String name;
+        final long generation;
+        long metageneration;
+        final byte[] content;
+        final Instant timeCreated;
+        Instant updated;
+        /** Writable metadata fields as JSON: contentType, cacheControl, metadata, contentEncoding, ... */
+        JsonObject fields;
+
+        StoredObject(String bucket, String name, long generation, byte[] content, Instant created, JsonObject fields) {
+            this.bucket = bucket;
+            this.name = name;
+            this.generation = generation;
+            this.metageneration = 1;
+            this.content = content;
+            this.timeCreated = created;
+            this.updated = created;
+            this.fields = fields;
+        }
+    }
+
+    /** The conditions GCS accepts on object requests. A null field is "not given". */
+    record Preconditions(Long ifGenerationMatch, Long ifGenerationNotMatch,
+                         Long ifMetagenerationMatch, Long ifMetagenerationNotMatch) {
+
+        static Preconditions from(Map<String, String> query) {
+            return new Preconditions(asLong(query, "ifGenerationMatch"), asLong(query, "ifGenerationNotMatch"),
+                    asLong(query, "ifMetagenerationMatch"), asLong(query, "ifMetagenerationNotMatch"));
+        }
+
+        private static Long asLong(Map<String, String> query, String key) {
+            String v = query.get(key);
+            if (v == null) {
+                return null;
+            }
+            try {
+                return Long.parseLong(v);
+            } catch (NumberFormatException e) {
+                throw new GcsError(400, "invalid", "Invalid argument for " + key + ": " + v);
+            }
+        }
+
+        /** Checks against the live object ({@code null} when there is none). */
+        void check(StoredObject current) {
+            long gen = current == null ? 0 : current.generation;
+            if (ifGenerationMatch != null && ifGenerationMatch != gen) {
+                throw conditionNotMet("ifGenerationMatch");
+            }
+            if (ifGenerationNotMatch != null && ifGenerationNotMatch == gen) {
+                throw new GcsError(304, "notModified", "Not Modified");
+            }
+            if (current == null) {
+                if (ifMetagenerationMatch != null) {
+                    throw conditionNotMet("ifMetagenerationMatch");
+                }
+                return;
+            }
+            if (ifMetagenerationMatch != null && ifMetagenerationMatch != current.metageneration) {
+                throw conditionNotMet("ifMetagenerationMatch");
+            }
+            if (ifMetagenerationNotMatch != null && ifMetagenerationNotMatch == current.metageneration) {
+                throw new GcsError(304, "notModified", "Not Modified");
+            }
+        }
+
+        private static GcsError conditionNotMet(String which) {
+            return new GcsError(412, "conditionNotMet",
+                    "At least one of the pre-conditions you specified did not hold.", which);
+        }
+    }
+
+    Instant now() {
+        return clock.get().instant();
+    }
+
+    // ---- buckets ----
+
+    JsonObject createBucket(JsonObject body) {
+        JsonElement nameEl = body.get("name");
+        if (nameEl == null || nameEl.isJsonNull() || nameEl.getAsString().isEmpty()) {
+            throw new GcsError(400, "required", "Required field 'name' is missing.");
+        }
+        String name = nameEl.getAsString();
+        synchronized (this) {
+            if (buckets.containsKey(name)) {
+                throw new GcsError(409, "conflict", "Your previous request to create the named bucket succeeded and you already own it.");
+            }
+            JsonObject r = body.deepCopy();
+            Instant now = now();
+            r.addProperty("kind", "storage#bucket");
+            r.addProperty("id", name);
+            r.addProperty("selfLink", "/storage/v1/b/" + name);
+            r.addProperty("projectNumber", "0");
+            r.addProperty("metageneration", "1");
+            if (!r.has("location")) {
+                r.addProperty("location", "US");
+            }
+            if (!r.has("storageClass")) {
+                r.addProperty("storageClass", "STANDARD");
+            }
+            r.addProperty("timeCreated", now.toString());
+            r.addProperty("updated", now.toString());
+            r.addProperty("etag", "CAE=");
+            buckets.put(name, new Bucket(r));
+            return r.deepCopy();
+        }
+    }
+
+    JsonObject getBucket(String name) {
+        return bucket(name).resource.deepCopy();
+    }
+
+    synchronized void deleteBucket(String name) {
+        Bucket b = bucket(name);
+        if (!b.objects.isEmpty()) {
+            throw new GcsError(409, "conflict", "The bucket you tried to delete is not empty.");
+        }
+        buckets.remove(name);
+    }
+
+    private Bucket bucket(String name) {
+        Bucket b = buckets.get(name);
+        if (b == null) {
+            throw new GcsError(404, "notFound", "The specified bucket does not exist.");
+        }
+        return b;
+    }
+
+    // ---- objects ----
+
+    JsonObject insert(String bucketName, String name, JsonObject fields, byte[] content, Preconditions pre) {
+        validateName(name);
+        synchronized (this) {
+            Bucket b = bucket(bucketName);
+            StoredObject current = b.objects.get(name);
+            pre.check(current);
+            checkWriteRate(bucketName, name);
+            Instant now = now();
+            StoredObject o = new StoredObject(bucketName, name, nextGeneration(now), content, now, writable(fields));
+            b.objects.put(name, o);
+            touchWrite(bucketName, name);
+            return toJson(o);
+        }
+    }
+
+    synchronized JsonObject get(String bucketName, String name, Long generation, Preconditions pre) {
+        StoredObject o = live(bucketName, name, generation);
+        pre.check(o);
+        return toJson(o);
+    }
+
+    synchronized byte[] content(String bucketName, String name, Long generation, Preconditions pre) {
+        StoredObject o = live(bucketName, name, generation);
+        pre.check(o);
+        return o.content.clone();
+    }
+
+    /** PATCH merges the given fields ({@code metadata} per key; a null key removes it); PUT ({@code replace}) replaces them. */
+    synchronized JsonObject update(String bucketName, String name, Long generation, JsonObject body, boolean replace,
+                                   Preconditions pre) {
+        StoredObject o = live(bucketName, name, generation);
+        pre.check(o);
+        checkWriteRate(o.bucket, o.name);
+        JsonObject incoming = writable(body);
+        if (replace) {
+            o.fields = removeNulls(incoming);
+        } else {
+            for (Map.Entry<String, JsonElement> e : incoming.entrySet()) {
+                if (e.getKey().equals("metadata") && e.getValue().isJsonObject()) {
+                    JsonObject merged = o.fields.has("metadata") ? o.fields.getAsJsonObject("metadata") : new JsonObject();
+                    for (Map.Entry<String, JsonElement> m : e.getValue().getAsJsonObject().entrySet()) {
+                        if (m.getValue().isJsonNull()) {
+                            merged.remove(m.getKey());
+                        } else {
+                            merged.add(m.getKey(), m.getValue());
+                        }
+                    }
+                    o.fields.add("metadata", merged);
+                } else if (e.getValue().isJsonNull()) {
+                    o.fields.remove(e.getKey());
+                } else {
+                    o.fields.add(e.getKey(), e.getValue());
+                }
+            }
+        }
+        o.metageneration++;
+        o.updated = now();
+        touchWrite(o.bucket, o.name);
+        return toJson(o);
+    }
+
+    synchronized void delete(String bucketName, String name, Long generation, Preconditions pre) {
+        StoredObject o = live(bucketName, name, generation);
+        pre.check(o);
+        checkWriteRate(o.bucket, o.name);
+        bucket(bucketName).objects.remove(name);
+        touchWrite(bucketName, name);
+    }
+
+    /** Objects whose name starts with {@code prefix}, in name order, at most {@code max} after {@code pageToken}. */
+    synchronized JsonObject list(String bucketName, String prefix, String pageToken, int max) {
+        Bucket b = bucket(bucketName);
+        String p = prefix == null ? "" : prefix;
+        NavigableMap<String, StoredObject> tail = pageToken == null ? b.objects.tailMap(p, true)
+                : b.objects.tailMap(new String(Base64.getUrlDecoder().decode(pageToken), StandardCharsets.UTF_8), false);
+        List<JsonObject> items = new ArrayList<>();
+        String last = null;
+        boolean more = false;
+        for (StoredObject o : tail.values()) {
+            if (!o.name.startsWith(p)) {
+                break;
+            }
+            if (items.size() == max) {
+                more = true;
+                break;
+            }
+            items.add(toJson(o));
+            last = o.name;
+        }
+        JsonObject r = new JsonObject();
+        r.addProperty("kind", "storage#objects");
+        com.google.gson.JsonArray arr = new com.google.gson.JsonArray();
+        items.forEach(arr::add);
+        r.add("items", arr);
+        if (more) {
+            r.addProperty("nextPageToken", Base64.getUrlEncoder().withoutPadding()
+                    .encodeToString(last.getBytes(StandardCharsets.UTF_8)));
+        }
+        return r;
+    }
+
+    // ---- helpers ----
+
+    private final Map<String, Instant> lastWrite = new ConcurrentHashMap<>();
+
+    private void checkWriteRate(String bucket, String name) {
+        // The limit is per object name, whichever generation: a re-create right after a delete counts.
+        Duration interval = writeRateInterval.get();
+        if (interval == null) {
+            return;
+        }
+        Instant last = lastWrite.get(bucket + "/" + name);
+        if (last != null && Duration.between(last, now()).compareTo(interval) < 0) {
+            onRateLimited.run();
+            throw new GcsError(429, "rateLimitExceeded",
+                    "The object exceeded the rate limit for object mutation operations (create, update, and delete).");
+        }
+    }
+
+    private void touchWrite(String bucket, String name) {
+        lastWrite.put(bucket + "/" + name, now());
+    }
+
+    private long nextGeneration(Instant now) {
+        // Real generations are microsecond timestamps; they must grow for every new object of a name
+        // even when the clock stands still or is moved back by a test.
+        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        lastGeneration = Math.max(lastGeneration + 1, micros);
+        return lastGeneration;
+    }
+
+    private StoredObject live(String bucketName, String name, Long generation) {
+        StoredObject o = bucket(bucketName).objects.get(name);
+        if (o == null || (generation != null && generation != o.generation)) {
+            throw new GcsError(404, "notFound", "No such object: " + bucketName + "/" + name);
+        }
+        return o;
+    }
+
+    private static void validateName(String name) {
+        if (name == null || name.isEmpty()) {
+            throw new GcsError(400, "required", "Required field 'name' is missing.");
+        }
+        if (name.getBytes(StandardCharsets.UTF_8).length > 1024) {
+            throw new GcsError(400, "invalid", "The maximum object length is 1024 characters, but got a name with more.");
+        }
+        if (name.equals(".") || name.equals("..") || name.indexOf('\r') >= 0 || name.indexOf('\n') >= 0) {
+            throw new GcsError(400, "invalid", "Invalid object name: " + name);
+        }
+    }
+
+    /** Keeps only the fields a client may set. */
+    private static JsonObject writable(JsonObject in) {
+        JsonObject out = new JsonObject();
+        if (in == null) {
+            return out;
+        }
+        for (String key : List.of("contentType", "cacheControl", "contentEncoding", "contentDisposition",
+                "contentLanguage", "metadata", "customTime", "temporaryHold", "eventBasedHold")) {
+            if (in.has(key)) {
+                out.add(key, in.get(key).deepCopy());
+            }
+        }
+        return out;
+    }
+
+    private static JsonObject removeNulls(JsonObject in) {
+        JsonObject out = new JsonObject();
+        for (Map.Entry<String, JsonElement> e : in.entrySet()) {
+            if (e.getValue() instanceof JsonNull) {
+                continue;
+            }
+            if (e.getKey().equals("metadata") && e.getValue().isJsonObject()) {
+                out.add("metadata", removeNulls(e.getValue().getAsJsonObject()));
+            } else {
+                out.add(e.getKey(), e.getValue());
+            }
+        }
+        return out;
+    }
+
+    private JsonObject toJson(StoredObject o) {
+        JsonObject r = new JsonObject();
+        r.addProperty("kind", "storage#object");
+        r.addProperty("id", o.bucket + "/" + o.name + "/" + o.generation);
+        r.addProperty("selfLink", "/storage/v1/b/" + o.bucket + "/o/" + PathCodec.encodeSegment(o.name));
+        r.addProperty("mediaLink", "/download/storage/v1/b/" + o.bucket + "/o/" + PathCodec.encodeSegment(o.name)
+                + "?generation=" + o.generation + "&alt=media");
+        r.addProperty("name", o.name);
+        r.addProperty("bucket", o.bucket);
+        r.add("generation", new JsonPrimitive(Long.toString(o.generation)));
+        r.add("metageneration", new JsonPrimitive(Long.toString(o.metageneration)));
+        r.addProperty("contentType", "application/octet-stream");
+        r.addProperty("storageClass", "STANDARD");
+        r.addProperty("size", Integer.toString(o.content.length));
+        r.addProperty("md5Hash", md5(o.content));
+        r.addProperty("crc32c", crc32c(o.content));
+        r.addProperty("etag", Base64.getEncoder().encodeToString(
+                (o.generation + "/" + o.metageneration).getBytes(StandardCharsets.UTF_8)));
+        r.addProperty("timeCreated", o.timeCreated.toString());
+        r.addProperty("updated", o.updated.toString());
+        r.addProperty("timeStorageClassUpdated", o.timeCreated.toString());
+        for (Map.Entry<String, JsonElement> e : o.fields.entrySet()) {
+            r.add(e.getKey(), e.getValue().deepCopy());
+        }
+        return r;
+    }
+
+    static String crc32c(byte[] content) {
+        CRC32C c = new CRC32C();
+        c.update(content);
+        long v = c.getValue();
+        byte[] b = {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
+        return Base64.getEncoder().encodeToString(b);
+    }
+
+    static String md5(byte[] content) {
+        try {
+            return Base64.getEncoder().encodeToString(MessageDigest.getInstance("MD5").digest(content));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

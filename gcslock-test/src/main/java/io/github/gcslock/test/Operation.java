@@ -1,0 +1,33 @@
+package io.github.gcslock.test;
+
+/**
+ * The GCS JSON-API operations the emulator understands. Used to count requests and to aim faults
+ * at one kind of request.
+ */
+public enum Operation {
+    /** {@code objects.insert}: multipart or media upload. */
+    INSERT,
+    /** {@code objects.get}: metadata (or media with {@code alt=media}). */
+    GET,
+    /** {@code objects.patch}: metadata merge (also sent as POST with {@code X-HTTP-Method-Override: PATCH}). */
+    PATCH,
+    /** {@code objects.update}: metadata replace (PUT). */
+    UPDATE,
+    /** {@code objects.delete}. */
+    DELETE,
+    /** {@code objects.list}. */
+    LIST,
+    /** {@code buckets.get}. */
+    BUCKET_GET,
+    /** {@code buckets.insert}. */
+    BUCKET_INSERT,
+    /** {@code buckets.delete}. */
+    BUCKET_DELETE,
+    /** Anything else; answered with 501. */
+    OTHER;
+
+    /** Whether this operation changes an object (and so counts against the one-write-per-second limit). */
+    public boolean isObjectWrite() {
+        return this == INSERT || this == PATCH || this == UPDATE || this == DELETE;
+    }
+}
