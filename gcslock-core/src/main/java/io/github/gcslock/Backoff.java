@@ -1,0 +1,19 @@
+package io.github.gcslock;
+
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Capped exponential backoff with full jitter. The cap keeps a waiter from sleeping for hours after
+ * a long-held lock is freed; the jitter keeps contenders that started together from retrying
+ * together (seed 000's critique of gcslock, where both were missing).
+ */
+record Backoff(Duration initial, Duration max, double multiplier) {
+
+    /** The sleep before retry number {@code attempt} (0-based): uniform in [0, min(max, initial * multiplier^attempt)]. */
+    Duration delay(int attempt) {
+        double ceiling = initial.toNanos() * Math.pow(multiplier, Math.min(attempt, 64));
+        long cap = (long) Math.min(max.toNanos(), ceiling);
+        return Duration.ofNanos(ThreadLocalRandom.current().nextLong(cap + 1));
+    }
+}

@@ -1,0 +1,25 @@
+package io.github.gcslock;
+
+/**
+ * Base of gcslock's exceptions. Thrown as such when GCS could not be asked (unreachable, timed out,
+ * 5xx/429 after retries, permission denied): the caller then does not know whether the lock is free,
+ * and the message says so rather than pretending the lock was "not acquired".
+ */
+public class GcsLockException extends RuntimeException {
+
+    private final String lockName;
+
+    public GcsLockException(String lockName, String message, Throwable cause) {
+        super(message, cause);
+        this.lockName = lockName;
+    }
+
+    public GcsLockException(String lockName, String message) {
+        this(lockName, message, null);
+    }
+
+    /** The lock this is about, or {@code null} when it concerns the registry as a whole. */
+    public String lockName() {
+        return lockName;
+    }
+}

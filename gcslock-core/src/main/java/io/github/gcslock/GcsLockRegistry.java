@@ -1,0 +1,923 @@
+package io.github.gcslock;
+
+import com.google.api.gax.retrying.RetrySettings;
+import com.google.cloud.TransportOptions;
+import com.google.cloud.http.HttpTransportOptions;
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.Bucket;
+import com.google.cloud.storage.Storage;
+import com.google.cloud.storage.StorageException;
+import com.google.cloud.storage.StorageOptions;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Lock;
+import java.util.function.LongSupplier;
+
+/**
+ * The lock engine: distributed locks held as objects in one GCS bucket, following Hongli Lai's
+ * robust Cloud Storage lock (see ALGORITHM.md) with the improvements listed there.
+ *
+ * <h2>An acquire attempt</h2>
+ * <ol>
+ * <li>Create the lock object with {@code ifGenerationMatch=0}: success means we hold it.</li>
+ * <li>On 412 (it exists) read it once and decide: gone meanwhile → create again at once; ours from
+ * this very attempt → adopt it (the client retried our create after a lost reply); ours but from a
+ * lease this process no longer has → leaked, delete and retake at once; provably stale → delete
+ * with generation + metageneration preconditions and retake at once; otherwise someone holds it.</li>
+ * </ol>
+ * Held leases are refreshed by the {@link LeaseRefresher}; release deletes with the same preconditions.
+ *
+ * <p>Uncontended acquire + release costs exactly two GCS requests; a refresh costs one.
+ *
+ * <p>Create one with {@link #builder(Storage, String)}; {@link #close()} releases every held lease.
+ */
+public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(GcsLockRegistry.class);
+
+    /** How many times one attempt may "retry at once" (object vanished, leaked or stale deleted) before giving up. */
+    private static final int MAX_IMMEDIATE_RETRIES = 4;
+
+    private final Storage storage;
+    private final String bucket;
+    private final String prefix;
+    private final Duration ttl;
+    private final Duration safetyMargin;
+    private final Backoff backoff;
+    private final Clock clock;
+    private final LongSupplier nanoTime;
+    private final ProcessIdentity me;
+    private final GcsTimeEstimator gcsTime;
+    private final LeaseRefresher refresher;
+    private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
+    private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
+    private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /**
+     * Local state of one name: a permit that the threads of this process queue on (so a process sends
+     * at most one contender's requests per name), the thread holding it, and its reentrant hold count.
+     * A {@link Semaphore} rather than a ReentrantLock because a lease may be released from another
+     * thread (shutdown, deferred release).
+     */
+    private static final class LocalSlot {
+        final Semaphore permit = new Semaphore(1, true);
+        volatile Thread owner;
+        volatile GcsLease lease;
+        int holds;
+    }
+
+    private GcsLockRegistry(Builder b, Storage boundedStorage) {
+        this.storage = boundedStorage;
+        this.bucket = b.bucket;
+        this.prefix = b.prefix;
+        this.ttl = b.ttl;
+        this.safetyMargin = b.effectiveSafetyMargin();
+        this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.backoffMultiplier);
+        this.clock = b.clock;
+        this.nanoTime = b.nanoTime;
+        this.me = ProcessIdentity.create(b.identity, b.applicationName);
+        this.gcsTime = new GcsTimeEstimator(nanoTime);
+        this.listeners.addAll(b.listeners);
+        this.refresher = new LeaseRefresher(this, boundedStorage, b.refreshInterval, b.maxRefreshFailures, b.refresherThreads);
+    }
+
+    /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
+    public static Builder builder(Storage storage, String bucket) {
+        return new Builder(storage, bucket);
+    }
+
+    // ------------------------------------------------------------------ acquire
+
+    @Override
+    public Optional<Lease> tryAcquire(String name) {
+        checkOpen();
+        LockObject.validateName(prefix, name);
+        LocalSlot slot = slots.computeIfAbsent(name, n -> new LocalSlot());
+        Lease reentrant = reenter(slot, name);
+        if (reentrant != null) {
+            return Optional.of(reentrant);
+        }
+        if (!slot.permit.tryAcquire()) {
+            return Optional.empty(); // another thread of this process holds it or is asking GCS right now
+        }
+        boolean acquired = false;
+        try {
+            Attempt result = attempt(name, ProcessIdentity.randomHex(8));
+            if (result.lease != null) {
+                acquired = true;
+                return Optional.of(own(slot, result.lease));
+            }
+            notifyNotAcquired(name, result.holder);
+            return Optional.empty();
+        } catch (StorageException e) {
+            throw unavailable(name, e);
+        } finally {
+            if (!acquired) {
+                slot.permit.release();
+            }
+        }
+    }
+
+    @Override
+    public Lease acquire(String name, Duration maxWait) throws InterruptedException {
+        checkOpen();
+        LockObject.validateName(prefix, name);
+        requireNonNegative("maxWait", maxWait);
+        long start = nanoTime.getAsLong();
+        long budget = saturatedNanos(maxWait);
+        LocalSlot slot = slots.computeIfAbsent(name, n -> new LocalSlot());
+        Lease reentrant = reenter(slot, name);
+        if (reentrant != null) {
+            return reentrant;
+        }
+        if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {
+            throw new LockNotAcquiredException(name, maxWait, null, null);
+        }
+        boolean acquired = false;
+        try {
+            // One lease id for the whole wait: if a create's reply is lost and the client gives up, our
+            // next attempt finds the object with this id and adopts it instead of waiting out the TTL.
+            String leaseId = ProcessIdentity.randomHex(8);
+            LockInfo holder = null;
+            StorageException lastError = null;
+            for (int n = 0; ; n++) {
+                try {
+                    Attempt result = attempt(name, leaseId);
+                    if (result.lease != null) {
+                        acquired = true;
+                        return own(slot, result.lease);
+                    }
+                    holder = result.holder;
+                    lastError = null;
+                    notifyNotAcquired(name, holder);
+                } catch (StorageException e) {
+                    if (!isTransient(e)) {
+                        throw unavailable(name, e);
+                    }
+                    lastError = e;
+                    log.debug("lock '{}': transient GCS error while acquiring, will retry: {}", name, e.getMessage());
+                }
+                long remaining = budget - (nanoTime.getAsLong() - start);
+                if (remaining <= 0) {
+                    throw new LockNotAcquiredException(name, maxWait, holder, lastError);
+                }
+                long sleep = Math.min(remaining, backoff.delay(n).toNanos());
+                TimeUnit.NANOSECONDS.sleep(sleep);
+            }
+        } finally {
+            if (!acquired) {
+                slot.permit.release();
+            }
+        }
+    }
+
+    /** The outcome of one attempt: a lease, or the holder seen. */
+    private record Attempt(GcsLease lease, LockInfo holder) {
+    }
+
+    /** One attempt of ALGORITHM.md "Acquire", including the "retry at once" cases. Throws StorageException on errors. */
+    private Attempt attempt(String name, String leaseId) {
+        BlobId id = BlobId.of(bucket, prefix + name);
+        LockInfo seen = null;
+        for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
+            long sent = nanoTime.getAsLong();
+            Instant now = clock.instant();
+            try {
+                Blob created = storage.create(
+                        LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, estimatedGcsNow().plus(ttl)),
+                        LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());
+                observe(created);
+                return new Attempt(newLease(name, created, leaseId, now, sent), null);
+            } catch (StorageException e) {
+                if (e.getCode() != 412) {
+                    if (e.getCode() == 404) {
+                        throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
+                                + "to creating lock object '" + id.getName() + "')", e);
+                    }
+                    throw e;
+                }
+            }
+            // 412: the object exists. Read it once to learn whose it is and when it was last written.
+            Blob current = storage.get(id);
+            if (current == null) {
+                continue; // released between our create and our read: try again at once
+            }
+            observe(current);
+            String owner = LockObject.owner(current);
+            String currentLease = LockObject.leaseId(current);
+            seen = info(name, current);
+            if (me.owner().equals(owner) && leaseId.equals(currentLease)) {
+                // Our own create: the client retried it after a lost reply, and the retry hit the object
+                // the first try had made. Adopt it — deleting our own fresh lock would be absurd.
+                log.debug("lock '{}': adopted our own create whose reply was lost", name);
+                return new Attempt(newLease(name, current, leaseId, now, sent), null);
+            }
+            if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {
+                // Ours from a lease this process no longer has (a release that failed, a crashed thread):
+                // nobody else can be using it, so retake it at once instead of waiting for the TTL.
+                log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
+                deleteIfUnchanged(current);
+                continue;
+            }
+            if (seen.stale()) {
+                // Preconditions on generation and metageneration: if the holder refreshed, or another
+                // contender took over between our GET and this DELETE, the delete fails (seed 004's race).
+                if (deleteIfUnchanged(current)) {
+                    log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
+                            seen.updated(), seen.ttl());
+                    notifyTookOver(name, seen);
+                }
+                continue;
+            }
+            return new Attempt(null, seen);
+        }
+        return new Attempt(null, seen);
+    }
+
+    /** Deletes {@code seen} only if it is unchanged; true if this call deleted it. */
+    private boolean deleteIfUnchanged(Blob seen) {
+        try {
+            return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),
+                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));
+        } catch (StorageException e) {
+            if (e.getCode() == 412) {
+                return false; // it changed: refreshed by its holder or taken by someone else
+            }
+            throw e;
+        }
+    }
+
+    private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos) {
+        GcsLease lease = new GcsLease(this, name, object.getBlobId(), object.getGeneration(),
+                object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, ttl, safetyMargin);
+        liveByLeaseId.put(leaseId, lease);
+        refresher.start(lease);
+        return lease;
+    }
+
+    private Lease own(LocalSlot slot, GcsLease lease) {
+        slot.owner = Thread.currentThread();
+        slot.lease = lease;
+        synchronized (slot) {
+            slot.holds = 1;
+        }
+        log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
+        for (LockEventListener l : listeners) {
+            safely(() -> l.acquired(lease));
+        }
+        return lease;
+    }
+
+    /** A nested acquire by the thread that holds the name: counted locally, no GCS request. */
+    private Lease reenter(LocalSlot slot, String name) {
+        if (slot.owner != Thread.currentThread()) {
+            return null;
+        }
+        GcsLease lease = slot.lease;
+        if (lease == null) {
+            return null;
+        }
+        if (!lease.isHealthy()) {
+            throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this thread is no longer healthy: "
+                    + lease.lostReason().orElse("released"));
+        }
+        synchronized (slot) {
+            slot.holds++;
+        }
+        return new ReentrantHold(lease);
+    }
+
+    // ------------------------------------------------------------------ release
+
+    /** Gives back one hold; the lock object is deleted when the last hold of the name is given back. */
+    void releaseHold(GcsLease lease) {
+        LocalSlot slot = slots.get(lease.name());
+        if (slot == null || slot.lease != lease) {
+            return; // already released
+        }
+        synchronized (slot) {
+            if (slot.holds > 1) {
+                slot.holds--;
+                return;
+            }
+            slot.holds = 0;
+        }
+        releaseNow(lease);
+    }
+
+    private void releaseNow(GcsLease lease) {
+        if (!lease.beginRelease()) {
+            return;
+        }
+        refresher.stop(lease);
+        lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
+        try {
+            if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
+                deleteOnRelease(lease);
+            }
+        } finally {
+            lease.released();
+            lease.io.unlock();
+            liveByLeaseId.remove(lease.leaseId());
+            LocalSlot slot = slots.get(lease.name());
+            if (slot != null && slot.lease == lease) {
+                slot.lease = null;
+                slot.owner = null;
+                slot.permit.release();
+            }
+            for (LockEventListener l : listeners) {
+                safely(() -> l.released(lease));
+            }
+        }
+    }
+
+    private void deleteOnRelease(GcsLease lease) {
+        try {
+            // Generation + metageneration: a late release must never delete a newer holder's object
+            // (seed 000's "unintended release"); metagenerations alone restart at 1 for each generation.
+            boolean deleted = storage.delete(lease.blobId(), Storage.BlobSourceOption.generationMatch(lease.fencingToken()),
+                    Storage.BlobSourceOption.metagenerationMatch(lease.metageneration()));
+            log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
+        } catch (StorageException e) {
+            if (e.getCode() == 412) {
+                log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
+            } else {
+                log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
+                        + "passes, or until this process asks for the lock again", lease.name(), e.getMessage(), ttl);
+            }
+        } catch (RuntimeException e) {
+            log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
+                    lease.name(), ttl, e);
+        }
+    }
+
+    /**
+     * Releases {@code lease} (all its holds) after {@code delay}, on the refresh scheduler; the lease
+     * keeps being refreshed until then. For "hold at least" semantics (ShedLock's lockAtLeastFor).
+     */
+    public void releaseAfter(Lease lease, Duration delay) {
+        requireNonNegative("delay", delay);
+        GcsLease target = lease instanceof ReentrantHold h ? h.lease : (GcsLease) lease;
+        if (delay.isZero()) {
+            releaseNow(target);
+            return;
+        }
+        refresher.schedule(() -> releaseNow(target), delay);
+    }
+
+    // ------------------------------------------------------------------ other API
+
+    @Override
+    public <T, E extends Exception> T withLock(String name, Duration maxWait, LockedCallable<T, E> action)
+            throws E, InterruptedException {
+        Objects.requireNonNull(action, "action");
+        try (Lease lease = acquire(name, maxWait)) {
+            return action.call(lease);
+        }
+    }
+
+    @Override
+    public Lock obtain(String name) {
+        LockObject.validateName(prefix, name);
+        return new GcsDistributedLock(this, name);
+    }
+
+    @Override
+    public Optional<LockInfo> inspect(String name) {
+        LockObject.validateName(prefix, name);
+        try {
+            Blob b = storage.get(BlobId.of(bucket, prefix + name));
+            if (b == null) {
+                return Optional.empty();
+            }
+            observe(b);
+            return Optional.of(info(name, b));
+        } catch (StorageException e) {
+            throw unavailable(name, e);
+        }
+    }
+
+    @Override
+    public List<LockInfo> list() {
+        List<LockInfo> out = new ArrayList<>();
+        try {
+            List<Blob> blobs = new ArrayList<>();
+            storage.list(bucket, Storage.BlobListOption.prefix(prefix)).iterateAll().forEach(blobs::add);
+            blobs.forEach(this::observe);
+            for (Blob b : blobs) {
+                out.add(info(b.getName().substring(prefix.length()), b));
+            }
+        } catch (StorageException e) {
+            throw unavailable(null, e);
+        }
+        return out;
+    }
+
+    @Override
+    public Collection<Lease> heldLeases() {
+        return List.copyOf(liveByLeaseId.values());
+    }
+
+    /**
+     * Deletes the lock object of {@code name} whoever holds it, if it is still the generation and
+     * metageneration given (as read by {@link #inspect}): an administrator's tool. The holder finds
+     * out at its next refresh. Returns whether this call deleted it.
+     */
+    public boolean forceRelease(String name, long fencingToken, long metageneration) {
+        LockObject.validateName(prefix, name);
+        try {
+            boolean deleted = storage.delete(BlobId.of(bucket, prefix + name), Storage.BlobSourceOption.generationMatch(fencingToken),
+                    Storage.BlobSourceOption.metagenerationMatch(metageneration));
+            if (deleted) {
+                log.warn("lock '{}' (fencing token {}) was force-released", name, fencingToken);
+            }
+            return deleted;
+        } catch (StorageException e) {
+            if (e.getCode() == 412) {
+                return false;
+            }
+            throw unavailable(name, e);
+        }
+    }
+
+    /** Adds a listener for acquisitions, releases, losses, refreshes and takeovers. */
+    public void addListener(LockEventListener listener) {
+        listeners.add(Objects.requireNonNull(listener));
+    }
+
+    /** The owner id written into lock objects by this registry. */
+    public String owner() {
+        return me.owner();
+    }
+
+    public String bucket() {
+        return bucket;
+    }
+
+    public String prefix() {
+        return prefix;
+    }
+
+    public Duration ttl() {
+        return ttl;
+    }
+
+    /** Threads the refresh scheduler uses now. */
+    public int refresherThreads() {
+        return refresher.threadCount();
+    }
+
+    /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        List<GcsLease> held = new ArrayList<>(liveByLeaseId.values());
+        if (!held.isEmpty()) {
+            log.info("releasing {} held lock(s) on shutdown", held.size());
+        }
+        for (GcsLease lease : held) {
+            releaseNow(lease);
+        }
+        refresher.close();
+    }
+
+    // ------------------------------------------------------------------ engine internals
+
+    long nanoTime() {
+        return nanoTime.getAsLong();
+    }
+
+    /** GCS time as well as we can tell: the proven lower bound once we have seen a reply, else our clock. */
+    Instant estimatedGcsNow() {
+        Instant bound = gcsTime.lowerBoundNow();
+        return bound != null ? bound : clock.instant();
+    }
+
+    void observe(Blob b) {
+        gcsTime.observe(LockObject.updated(b), nanoTime.getAsLong());
+    }
+
+    boolean isOurs(Blob b, String leaseId) {
+        return me.owner().equals(LockObject.owner(b)) && leaseId.equals(LockObject.leaseId(b));
+    }
+
+    LockInfo info(String name, Blob b) {
+        Duration objectTtl = LockObject.ttl(b, ttl);
+        Instant updated = LockObject.updated(b);
+        String leaseId = LockObject.leaseId(b);
+        return new LockInfo(name, b.getName(), LockObject.owner(b), leaseId, LockObject.meta(b, LockObject.HOST),
+                LockObject.meta(b, LockObject.PID), LockObject.meta(b, LockObject.APP), LockObject.meta(b, LockObject.THREAD),
+                LockObject.instant(b, LockObject.ACQUIRED_AT), updated, LockObject.instant(b, LockObject.EXPIRES), objectTtl,
+                b.getGeneration() == null ? 0 : b.getGeneration(), b.getMetageneration() == null ? 0 : b.getMetageneration(),
+                gcsTime.isProvablyExpired(updated, objectTtl),
+                me.owner().equals(LockObject.owner(b)) && leaseId != null && liveByLeaseId.containsKey(leaseId));
+    }
+
+    void notifyLost(GcsLease lease, LockLostException reason) {
+        for (LockEventListener l : listeners) {
+            safely(() -> l.lost(lease, reason));
+        }
+    }
+
+    void notifyRefreshed(GcsLease lease) {
+        for (LockEventListener l : listeners) {
+            safely(() -> l.refreshed(lease));
+        }
+    }
+
+    void notifyRefreshFailed(GcsLease lease, Exception e) {
+        for (LockEventListener l : listeners) {
+            safely(() -> l.refreshFailed(lease, e));
+        }
+    }
+
+    private void notifyNotAcquired(String name, LockInfo holder) {
+        if (holder == null) {
+            return;
+        }
+        for (LockEventListener l : listeners) {
+            safely(() -> l.notAcquired(name, holder));
+        }
+    }
+
+    private void notifyTookOver(String name, LockInfo stale) {
+        for (LockEventListener l : listeners) {
+            safely(() -> l.tookOver(name, stale));
+        }
+    }
+
+    private static void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.warn("a LockEventListener threw; ignored", e);
+        }
+    }
+
+    private void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this GcsLockRegistry is closed");
+        }
+    }
+
+    static boolean isTransient(StorageException e) {
+        int code = e.getCode();
+        return code == 0 || code == 408 || code == 429 || code >= 500 || e.isRetryable()
+                || e.getCause() instanceof java.io.IOException;
+    }
+
+    private GcsLockException unavailable(String name, StorageException e) {
+        String what = name == null ? "locks under gs://" + bucket + "/" + prefix : "lock '" + name + "'";
+        if (e.getCode() == 401 || e.getCode() == 403) {
+            return new GcsLockException(name, "permission denied on bucket '" + bucket + "' for " + what
+                    + ": the identity needs storage.objects.create, get, update, delete and list (" + e.getMessage() + ")", e);
+        }
+        return new GcsLockException(name, "could not reach GCS for " + what + ", so it is unknown whether the lock is free: "
+                + e.getCode() + " " + e.getMessage(), e);
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 2;
+        }
+    }
+
+    private static void requireNonNegative(String what, Duration d) {
+        Objects.requireNonNull(d, what);
+        if (d.isNegative()) {
+            throw new GcsLockConfigurationException(what, what + " must not be negative, got " + d);
+        }
+    }
+
+    /** A nested hold of a lease by the thread that holds it. Releasing it gives back one hold. */
+    private static final class ReentrantHold implements Lease {
+        private final GcsLease lease;
+        private volatile boolean released;
+
+        ReentrantHold(GcsLease lease) {
+            this.lease = lease;
+        }
+
+        @Override public String name() { return lease.name(); }
+        @Override public long fencingToken() { return lease.fencingToken(); }
+        @Override public String leaseId() { return lease.leaseId(); }
+        @Override public Instant acquiredAt() { return lease.acquiredAt(); }
+        @Override public Instant lastRefreshAt() { return lease.lastRefreshAt(); }
+        @Override public Instant expiresAt() { return lease.expiresAt(); }
+        @Override public boolean isHealthy() { return !released && lease.isHealthy(); }
+        @Override public void checkHealthy() {
+            if (released) {
+                throw new LockLostException(lease.name(), lease.fencingToken(), "this hold was released");
+            }
+            lease.checkHealthy();
+        }
+        @Override public Optional<String> lostReason() { return lease.lostReason(); }
+        @Override public Lease onLost(LeaseLostListener listener) {
+            lease.onLost(listener);
+            return this;
+        }
+        @Override public synchronized void release() {
+            if (!released) {
+                released = true;
+                lease.release();
+            }
+        }
+        @Override public String toString() { return "ReentrantHold[" + lease + "]"; }
+    }
+
+    // ------------------------------------------------------------------ builder
+
+    /** Settings of a {@link GcsLockRegistry}; {@link #build()} validates them and checks the bucket. */
+    public static final class Builder {
+        private final Storage storage;
+        private final String bucket;
+        private String prefix = "gcslock/";
+        private Duration ttl = Duration.ofMinutes(5);
+        private Duration refreshInterval = Duration.ofSeconds(37);
+        private int maxRefreshFailures = 3;
+        private Duration safetyMargin;
+        private Duration operationTimeout;
+        private Duration backoffInitial = Duration.ofSeconds(1);
+        private Duration backoffMax = Duration.ofSeconds(30);
+        private double backoffMultiplier = 2.0;
+        private Clock clock = Clock.systemUTC();
+        private LongSupplier nanoTime = System::nanoTime;
+        private String identity;
+        private String applicationName;
+        private boolean verifyBucket = true;
+        private int refresherThreads = 2;
+        private final List<LockEventListener> listeners = new ArrayList<>();
+
+        private Builder(Storage storage, String bucket) {
+            this.storage = Objects.requireNonNull(storage, "storage");
+            this.bucket = bucket;
+        }
+
+        /** Object name prefix of lock objects (default {@code gcslock/}). May be empty. */
+        public Builder prefix(String prefix) {
+            this.prefix = prefix;
+            return this;
+        }
+
+        /** How long a lock survives its holder's silence (default 5 minutes). Stored in each lock object. */
+        public Builder ttl(Duration ttl) {
+            this.ttl = ttl;
+            return this;
+        }
+
+        /** Time between refreshes of a held lock (default 37 s, about TTL/8). */
+        public Builder refreshInterval(Duration refreshInterval) {
+            this.refreshInterval = refreshInterval;
+            return this;
+        }
+
+        /** Consecutive failed refreshes after which a lease is declared lost (default 3). */
+        public Builder maxRefreshFailures(int maxRefreshFailures) {
+            this.maxRefreshFailures = maxRefreshFailures;
+            return this;
+        }
+
+        /**
+         * A lease whose last confirmed refresh is older than {@code ttl - safetyMargin} is declared lost
+         * (default: the smaller of TTL/5 and half of TTL minus the refresh interval).
+         */
+        public Builder safetyMargin(Duration safetyMargin) {
+            this.safetyMargin = safetyMargin;
+            return this;
+        }
+
+        /** Upper bound of one lock operation including the client's own retries (default: the smaller of 10 s and TTL/3). */
+        public Builder operationTimeout(Duration operationTimeout) {
+            this.operationTimeout = operationTimeout;
+            return this;
+        }
+
+        /** Backoff between attempts while waiting: initial delay, cap and multiplier (default 1 s, 30 s, 2). */
+        public Builder backoff(Duration initial, Duration max, double multiplier) {
+            this.backoffInitial = initial;
+            this.backoffMax = max;
+            this.backoffMultiplier = multiplier;
+            return this;
+        }
+
+        /** Wall clock for the informational timestamps written into lock objects; never used to judge staleness. */
+        public Builder clock(Clock clock) {
+            this.clock = Objects.requireNonNull(clock, "clock");
+            return this;
+        }
+
+        /** Monotonic nanosecond source (default {@link System#nanoTime()}); for tests. */
+        public Builder ticker(LongSupplier nanoTime) {
+            this.nanoTime = Objects.requireNonNull(nanoTime, "ticker");
+            return this;
+        }
+
+        /** A label for people reading lock objects (default application@host:pid); a random part is always added. */
+        public Builder identity(String identity) {
+            this.identity = identity;
+            return this;
+        }
+
+        /** The application name written into lock objects. */
+        public Builder applicationName(String applicationName) {
+            this.applicationName = applicationName;
+            return this;
+        }
+
+        /** Whether {@link #build()} reads the bucket to check it exists and suits locks (default true). */
+        public Builder verifyBucket(boolean verifyBucket) {
+            this.verifyBucket = verifyBucket;
+            return this;
+        }
+
+        /** Threads of the shared refresh scheduler (default 2). */
+        public Builder refresherThreads(int threads) {
+            this.refresherThreads = threads;
+            return this;
+        }
+
+        /** Adds a listener. */
+        public Builder listener(LockEventListener listener) {
+            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            return this;
+        }
+
+        Duration effectiveSafetyMargin() {
+            if (safetyMargin != null) {
+                return safetyMargin;
+            }
+            Duration fifth = ttl.dividedBy(5);
+            Duration half = ttl.minus(refreshInterval).dividedBy(2);
+            return fifth.compareTo(half) < 0 ? fifth : half;
+        }
+
+        Duration effectiveOperationTimeout() {
+            if (operationTimeout != null) {
+                return operationTimeout;
+            }
+            Duration third = ttl.dividedBy(3);
+            return third.compareTo(Duration.ofSeconds(10)) < 0 ? third : Duration.ofSeconds(10);
+        }
+
+        /**
+         * Validates the settings, checks the bucket (unless disabled) and returns the registry.
+         *
+         * @throws GcsLockConfigurationException naming the setting at fault
+         * @throws GcsLockException if the bucket does not exist or cannot hold locks
+         */
+        public GcsLockRegistry build() {
+            validate();
+            Storage bounded = boundedStorage(storage, effectiveOperationTimeout());
+            if (verifyBucket) {
+                checkBucket(bounded);
+            }
+            if (refreshInterval.compareTo(Duration.ofSeconds(1)) < 0) {
+                log.warn("gcslock refresh interval {} is below 1 s: GCS allows about one write per second to one "
+                        + "object, so refreshes may be rejected with 429 (fine against the emulator)", refreshInterval);
+            }
+            return new GcsLockRegistry(this, bounded);
+        }
+
+        private void validate() {
+            if (bucket == null || bucket.isBlank()) {
+                throw new GcsLockConfigurationException("bucket", "bucket must be set to the GCS bucket that holds the lock objects");
+            }
+            if (prefix == null) {
+                throw new GcsLockConfigurationException("prefix", "prefix must not be null (use \"\" for none)");
+            }
+            for (int i = 0; i < prefix.length(); i++) {
+                char c = prefix.charAt(i);
+                if (Character.isISOControl(c) || "#[]*?".indexOf(c) >= 0) {
+                    throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(prefix)
+                            + "' contains '" + LockObject.printable(String.valueOf(c)) + "'; control characters and # [ ] * ? are not allowed");
+                }
+            }
+            positive("ttl", ttl);
+            positive("refreshInterval", refreshInterval);
+            positive("backoff.initial", backoffInitial);
+            positive("backoff.max", backoffMax);
+            if (operationTimeout != null) {
+                positive("operationTimeout", operationTimeout);
+            }
+            if (maxRefreshFailures < 1) {
+                throw new GcsLockConfigurationException("maxRefreshFailures", "maxRefreshFailures must be at least 1, got " + maxRefreshFailures);
+            }
+            // The seed's bound: with N allowed failures, N refresh intervals must pass well before the TTL,
+            // so that a holder that cannot refresh aborts before anyone may take over.
+            if (refreshInterval.multipliedBy(maxRefreshFailures).compareTo(ttl) >= 0) {
+                throw new GcsLockConfigurationException("refreshInterval", "refreshInterval (" + refreshInterval
+                        + ") x maxRefreshFailures (" + maxRefreshFailures + ") must be below ttl (" + ttl
+                        + "): a holder must give up before its lock expires; use refreshInterval < " + ttl.dividedBy(maxRefreshFailures));
+            }
+            if (backoffMax.compareTo(backoffInitial) < 0) {
+                throw new GcsLockConfigurationException("backoff.max", "backoff.max (" + backoffMax
+                        + ") must not be below backoff.initial (" + backoffInitial + ")");
+            }
+            if (!(backoffMultiplier >= 1.0) || Double.isInfinite(backoffMultiplier)) {
+                throw new GcsLockConfigurationException("backoff.multiplier", "backoff.multiplier must be at least 1, got " + backoffMultiplier);
+            }
+            Duration margin = effectiveSafetyMargin();
+            if (margin.isNegative() || ttl.minus(margin).compareTo(refreshInterval) <= 0) {
+                throw new GcsLockConfigurationException("safetyMargin", "safetyMargin (" + margin
+                        + ") must be at least 0 and leave more than one refreshInterval (" + refreshInterval + ") of the ttl (" + ttl + ")");
+            }
+            if (refresherThreads < 1) {
+                throw new GcsLockConfigurationException("refresherThreads", "refresherThreads must be at least 1, got " + refresherThreads);
+            }
+        }
+
+        private static void positive(String setting, Duration d) {
+            if (d == null || d.isZero() || d.isNegative()) {
+                throw new GcsLockConfigurationException(setting, setting + " must be a positive duration, got " + d);
+            }
+        }
+
+        /**
+         * The given client with its retries bounded to {@code timeout}: the client retries conditional
+         * requests by itself for up to 50 s by default, which would stall refreshes past the TTL. Same
+         * credentials, project and host.
+         */
+        static Storage boundedStorage(Storage storage, Duration timeout) {
+            StorageOptions options = storage.getOptions();
+            RetrySettings base = options.getRetrySettings();
+            Duration initialDelay = min(Duration.ofMillis(50), timeout.dividedBy(10));
+            RetrySettings bounded = base.toBuilder()
+                    .setTotalTimeoutDuration(timeout)
+                    .setInitialRetryDelayDuration(initialDelay)
+                    .setMaxRetryDelayDuration(min(Duration.ofSeconds(2), timeout.dividedBy(4)))
+                    .setInitialRpcTimeoutDuration(timeout)
+                    .setMaxRpcTimeoutDuration(timeout)
+                    .build();
+            StorageOptions.Builder b = options.toBuilder().setRetrySettings(bounded);
+            TransportOptions transport = options.getTransportOptions();
+            if (transport instanceof HttpTransportOptions http) {
+                int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+                b.setTransportOptions(http.toBuilder().setConnectTimeout(ms).setReadTimeout(ms).build());
+            }
+            return b.build().getService();
+        }
+
+        private static Duration min(Duration a, Duration b) {
+            return a.compareTo(b) <= 0 ? a : b;
+        }
+
+        private void checkBucket(Storage s) {
+            Bucket b;
+            try {
+                b = s.get(bucket);
+            } catch (StorageException e) {
+                if (e.getCode() == 401 || e.getCode() == 403) {
+                    log.info("gcslock: bucket check of '{}' skipped: the identity lacks storage.buckets.get ({})",
+                            bucket, e.getMessage());
+                    return;
+                }
+                log.warn("gcslock: could not read bucket '{}' to check it ({}); locking will be tried anyway and "
+                        + "will report errors per lock", bucket, e.getMessage());
+                return;
+            }
+            if (b == null) {
+                throw new GcsLockException(null, "bucket '" + bucket + "' does not exist; create it or set the bucket to an existing one");
+            }
+            if (b.getRetentionPeriodDuration() != null && !b.getRetentionPeriodDuration().isZero()) {
+                throw new GcsLockException(null, "bucket '" + bucket + "' has a retention policy ("
+                        + b.getRetentionPeriodDuration() + "): lock objects could not be deleted on release, so every "
+                        + "lock would stay taken until its TTL; use a bucket without retention policy");
+            }
+            if (Boolean.TRUE.equals(b.getDefaultEventBasedHold())) {
+                throw new GcsLockException(null, "bucket '" + bucket + "' places an event-based hold on new objects by "
+                        + "default: lock objects could not be deleted on release; use a bucket without default event-based hold");
+            }
+            if (Boolean.TRUE.equals(b.versioningEnabled())) {
+                log.info("gcslock: bucket '{}' has object versioning on: released lock objects are kept as noncurrent "
+                        + "versions (harmless for locking, but they cost storage until a lifecycle rule deletes them)", bucket);
+            }
+            if (b.getSoftDeletePolicy() != null && b.getSoftDeletePolicy().getRetentionDuration() != null
+                    && !b.getSoftDeletePolicy().getRetentionDuration().isZero()) {
+                log.info("gcslock: bucket '{}' has soft delete ({}): released lock objects are kept that long "
+                        + "(harmless for locking; consider disabling soft delete on a lock bucket)", bucket,
+                        b.getSoftDeletePolicy().getRetentionDuration());
+            }
+        }
+    }
+}

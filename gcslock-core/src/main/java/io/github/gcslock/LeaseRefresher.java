@@ -1,0 +1,195 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobInfo;
+import com.google.cloud.storage.Storage;
+import com.google.cloud.storage.StorageException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Keeps held leases alive: every refresh interval it PATCHes each lock object's metadata (which bumps
+ * {@code updated}, the timestamp others judge staleness by), on one small shared scheduler — never a
+ * thread per lock. It also arms a deadline per lease that declares the lease lost when no refresh has
+ * been confirmed for {@code ttl - safetyMargin}, before anyone else may take the lock over.
+ */
+final class LeaseRefresher implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseRefresher.class);
+
+    private final GcsLockRegistry registry;
+    private final Storage storage;
+    private final Duration interval;
+    private final int maxFailures;
+    private final ScheduledThreadPoolExecutor scheduler;
+
+    LeaseRefresher(GcsLockRegistry registry, Storage storage, Duration interval, int maxFailures, int threads) {
+        this.registry = registry;
+        this.storage = storage;
+        this.interval = interval;
+        this.maxFailures = maxFailures;
+        AtomicInteger n = new AtomicInteger();
+        ThreadFactory tf = r -> {
+            Thread t = new Thread(r, "gcslock-refresh-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        this.scheduler = new ScheduledThreadPoolExecutor(threads, tf);
+        this.scheduler.setRemoveOnCancelPolicy(true);
+    }
+
+    void start(GcsLease lease) {
+        scheduleRefresh(lease, interval);
+        armDeadline(lease);
+    }
+
+    /** Runs {@code task} after {@code delay} on the shared scheduler (used for deferred releases). */
+    void schedule(Runnable task, Duration delay) {
+        scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    void stop(GcsLease lease) {
+        if (lease.refreshTask != null) {
+            lease.refreshTask.cancel(false);
+        }
+        if (lease.deadlineTask != null) {
+            lease.deadlineTask.cancel(false);
+        }
+    }
+
+    int threadCount() {
+        return scheduler.getPoolSize();
+    }
+
+    private void scheduleRefresh(GcsLease lease, Duration delay) {
+        if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || scheduler.isShutdown()) {
+            return;
+        }
+        lease.refreshTask = scheduler.schedule(() -> refreshAndReschedule(lease), delay.toNanos(), TimeUnit.NANOSECONDS);
+    }
+
+    private void armDeadline(GcsLease lease) {
+        if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || scheduler.isShutdown()) {
+            return;
+        }
+        long delay = lease.deadlineNanos() - registry.nanoTime();
+        lease.deadlineTask = scheduler.schedule(() -> {
+            if (lease.isReleasing() || lease.state() != GcsLease.State.ACTIVE) {
+                return;
+            }
+            if (registry.nanoTime() - lease.deadlineNanos() >= 0) {
+                lease.markLost(lease.deadlineReason());
+            } else {
+                armDeadline(lease); // a refresh moved the deadline on
+            }
+        }, Math.max(0, delay), TimeUnit.NANOSECONDS);
+    }
+
+    private void refreshAndReschedule(GcsLease lease) {
+        try {
+            refresh(lease);
+        } catch (RuntimeException e) {
+            log.error("unexpected error refreshing lock '{}'", lease.name(), e);
+        } finally {
+            scheduleRefresh(lease, interval);
+        }
+    }
+
+    /** One refresh: one PATCH on success; a GET more only after a 412. */
+    void refresh(GcsLease lease) {
+        lease.io.lock();
+        try {
+            if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing()) {
+                return;
+            }
+            long knownMetageneration = lease.metageneration();
+            long sent = registry.nanoTime();
+            Instant expires = registry.estimatedGcsNow().plus(registry.ttl());
+            // ifGenerationMatch as well as ifMetagenerationMatch: metagenerations restart at 1 for
+            // every new object of the name, so a metageneration alone can match a newer holder's object.
+            BlobInfo change = BlobInfo.newBuilder(lease.blobId())
+                    .setMetadata(Map.of(LockObject.EXPIRES, expires.toString()))
+                    .build();
+            Blob after;
+            try {
+                after = storage.update(change, Storage.BlobTargetOption.generationMatch(lease.fencingToken()),
+                        Storage.BlobTargetOption.metagenerationMatch(knownMetageneration));
+            } catch (StorageException e) {
+                onRefreshError(lease, e, knownMetageneration, sent);
+                return;
+            } catch (RuntimeException e) {
+                countFailure(lease, e);
+                return;
+            }
+            registry.observe(after);
+            if (!registry.isOurs(after, lease.leaseId())) {
+                // Cannot happen with both preconditions, but the reply is the authority.
+                lease.markLost("lock object now belongs to " + LockObject.owner(after));
+                return;
+            }
+            lease.confirmed(after.getMetageneration(), sent, LockObject.updated(after));
+            registry.notifyRefreshed(lease);
+        } finally {
+            lease.io.unlock();
+        }
+    }
+
+    private void onRefreshError(GcsLease lease, StorageException e, long knownMetageneration, long sent) {
+        if (e.getCode() == 404) {
+            lease.markLost("lock object was deleted (by an administrator, or taken over after this holder stalled)");
+            return;
+        }
+        if (e.getCode() == 412) {
+            // The client retries a PATCH whose reply was lost; the retry then fails the precondition our
+            // own first try changed. Adopt it only if the object is still ours and exactly one write ahead.
+            Blob current;
+            try {
+                current = storage.get(lease.blobId());
+            } catch (StorageException again) {
+                countFailure(lease, again);
+                return;
+            }
+            if (current == null) {
+                lease.markLost("lock object was deleted");
+            } else if (current.getGeneration() == lease.fencingToken()
+                    && registry.isOurs(current, lease.leaseId())
+                    && current.getMetageneration() == knownMetageneration + 1) {
+                registry.observe(current);
+                log.debug("lock '{}': adopted our own refresh whose reply was lost", lease.name());
+                lease.confirmed(current.getMetageneration(), sent, LockObject.updated(current));
+                registry.notifyRefreshed(lease);
+            } else {
+                registry.observe(current);
+                lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)
+                        + " with fencing token " + current.getGeneration());
+            }
+            return;
+        }
+        countFailure(lease, e);
+    }
+
+    private void countFailure(GcsLease lease, Exception e) {
+        lease.consecutiveFailures++;
+        registry.notifyRefreshFailed(lease, e);
+        if (lease.consecutiveFailures >= maxFailures) {
+            lease.markLost(lease.consecutiveFailures + " consecutive refreshes failed; last error: " + e.getMessage());
+        } else {
+            log.warn("refresh of lock '{}' failed ({} of {} allowed): {}", lease.name(), lease.consecutiveFailures,
+                    maxFailures, Objects.toString(e.getMessage(), e.toString()));
+        }
+    }
+
+    @Override
+    public void close() {
+        scheduler.shutdownNow();
+    }
+}

@@ -1,0 +1,37 @@
+package io.github.gcslock;
+
+/**
+ * Told about what the registry does, for metrics, events and logs. Every method has an empty default.
+ * Called on the thread that did the work (a caller's, or the refresh scheduler's): keep it short
+ * and do not throw (exceptions are logged and ignored).
+ */
+public interface LockEventListener {
+
+    /** A lease was acquired (not for reentrant holds). */
+    default void acquired(Lease lease) {
+    }
+
+    /** An attempt ended without the lock because someone else holds it. */
+    default void notAcquired(String name, LockInfo holder) {
+    }
+
+    /** A stale lock object (its holder stopped refreshing) was deleted so that it could be taken over. */
+    default void tookOver(String name, LockInfo staleHolder) {
+    }
+
+    /** A refresh was confirmed by GCS. */
+    default void refreshed(Lease lease) {
+    }
+
+    /** A refresh failed with a transient error; the lease stays healthy until failures reach the limit. */
+    default void refreshFailed(Lease lease, Exception error) {
+    }
+
+    /** A lease was lost. */
+    default void lost(Lease lease, LockLostException reason) {
+    }
+
+    /** A lease was released (its lock object deleted, or found already gone or taken over). */
+    default void released(Lease lease) {
+    }
+}

@@ -1,0 +1,46 @@
+package io.github.gcslock;
+
+import java.time.Duration;
+import java.util.Optional;
+
+/**
+ * The lock could not be acquired within the allowed wait: someone else holds it (see {@link #holder()}),
+ * or, when {@link #getCause()} is set, GCS kept failing until the wait ran out.
+ */
+public class LockNotAcquiredException extends GcsLockException {
+
+    private final transient LockInfo holder;
+    private final Duration waited;
+
+    public LockNotAcquiredException(String lockName, Duration waited, LockInfo holder, Throwable lastError) {
+        super(lockName, message(lockName, waited, holder, lastError), lastError);
+        this.holder = holder;
+        this.waited = waited;
+    }
+
+    private static String message(String name, Duration waited, LockInfo holder, Throwable lastError) {
+        StringBuilder sb = new StringBuilder("lock '").append(name).append("' not acquired within ").append(waited);
+        if (holder != null) {
+            sb.append(": held by ").append(holder.owner());
+            if (holder.expires() != null) {
+                sb.append(" (holder's expiry estimate ").append(holder.expires()).append(')');
+            }
+        } else if (lastError == null) {
+            sb.append(": another thread of this process holds it");
+        }
+        if (lastError != null) {
+            sb.append(holder != null ? "; " : ": ").append("last GCS error: ").append(lastError.getMessage());
+        }
+        return sb.toString();
+    }
+
+    /** The holder seen last, if the lock was seen held. */
+    public Optional<LockInfo> holder() {
+        return Optional.ofNullable(holder);
+    }
+
+    /** How long the caller was prepared to wait. */
+    public Duration waited() {
+        return waited;
+    }
+}

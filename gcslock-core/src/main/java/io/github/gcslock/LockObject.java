@@ -1,0 +1,138 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.BlobInfo;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The layout of a lock object: one empty object per lock name, {@code Cache-Control: no-store}
+ * (a cached read could show a holder that is gone), and the holder's facts as custom metadata.
+ */
+final class LockObject {
+
+    static final String OWNER = "gcslock-owner";
+    static final String LEASE = "gcslock-lease";
+    static final String TTL = "gcslock-ttl";
+    static final String EXPIRES = "gcslock-expires";
+    static final String HOST = "gcslock-host";
+    static final String PID = "gcslock-pid";
+    static final String APP = "gcslock-app";
+    static final String THREAD = "gcslock-thread";
+    static final String ACQUIRED_AT = "gcslock-acquired-at";
+
+    static final byte[] EMPTY = new byte[0];
+
+    private LockObject() {
+    }
+
+    static BlobInfo newLockObject(String bucket, String objectName, ProcessIdentity me, String leaseId,
+                                  Duration ttl, Instant acquiredAt, Instant expires) {
+        Map<String, String> meta = new LinkedHashMap<>();
+        meta.put(OWNER, me.owner());
+        meta.put(LEASE, leaseId);
+        // Stored so that every reader judges staleness with the TTL the holder refreshes for.
+        meta.put(TTL, Long.toString(ttl.toMillis()));
+        meta.put(EXPIRES, expires.toString());
+        meta.put(HOST, me.host());
+        meta.put(PID, me.pid());
+        if (me.application() != null) {
+            meta.put(APP, me.application());
+        }
+        meta.put(THREAD, Thread.currentThread().getName());
+        meta.put(ACQUIRED_AT, acquiredAt.toString());
+        return BlobInfo.newBuilder(BlobId.of(bucket, objectName))
+                .setCacheControl("no-store")
+                .setContentType("application/octet-stream")
+                .setMetadata(meta)
+                .build();
+    }
+
+    static String owner(Blob b) {
+        return meta(b, OWNER);
+    }
+
+    static String leaseId(Blob b) {
+        return meta(b, LEASE);
+    }
+
+    static Instant updated(Blob b) {
+        return b.getUpdateTimeOffsetDateTime() == null ? null : b.getUpdateTimeOffsetDateTime().toInstant();
+    }
+
+    /** The holder's TTL; {@code fallback} when the object was not written by gcslock or is damaged. */
+    static Duration ttl(Blob b, Duration fallback) {
+        String v = meta(b, TTL);
+        if (v == null) {
+            return fallback;
+        }
+        try {
+            long ms = Long.parseLong(v);
+            return ms > 0 ? Duration.ofMillis(ms) : fallback;
+        } catch (NumberFormatException e) {
+            return fallback;
+        }
+    }
+
+    static String meta(Blob b, String key) {
+        Map<String, String> m = b.getMetadata();
+        return m == null ? null : m.get(key);
+    }
+
+    static Instant instant(Blob b, String key) {
+        String v = meta(b, key);
+        if (v == null) {
+            return null;
+        }
+        try {
+            return Instant.parse(v);
+        } catch (DateTimeParseException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Checks a lock name against GCS's object-name rules and the characters that break tools
+     * ({@code #} and {@code ?} in URLs, {@code [ ] *} in gsutil wildcards).
+     */
+    static void validateName(String prefix, String name) {
+        if (name == null || name.isEmpty()) {
+            throw new GcsLockConfigurationException("name", "lock name must not be empty");
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (Character.isISOControl(c)) {
+                throw new GcsLockConfigurationException("name", "lock name '" + printable(name)
+                        + "' contains a control character at index " + i);
+            }
+            if ("#[]*?".indexOf(c) >= 0) {
+                throw new GcsLockConfigurationException("name", "lock name '" + name + "' contains '" + c
+                        + "'; the characters # [ ] * ? are not allowed");
+            }
+        }
+        int bytes = (prefix + name).getBytes(StandardCharsets.UTF_8).length;
+        if (bytes > 1024) {
+            throw new GcsLockConfigurationException("name", "lock name '" + name.substring(0, 40)
+                    + "...' is too long: with the prefix '" + prefix + "' it is " + bytes
+                    + " bytes of UTF-8, GCS allows 1024");
+        }
+        String full = prefix + name;
+        if (full.equals(".") || full.equals("..") || full.startsWith(".well-known/acme-challenge/")) {
+            throw new GcsLockConfigurationException("name", "lock object name '" + full + "' is reserved by GCS");
+        }
+    }
+
+    static String printable(String s) {
+        StringBuilder sb = new StringBuilder();
+        for (char c : s.toCharArray()) {
+            sb.append(Character.isISOControl(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+        }
+        return sb.toString();
+    }
+}

@@ -1,0 +1,58 @@
+package io.github.gcslock;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+/**
+ * Distributed locks by name. Implementations are thread-safe.
+ *
+ * <p>Within one process, a thread that already holds a name gets a reentrant hold without any
+ * remote request, and threads that want the same name queue locally, so a process contends for a
+ * name with at most one thread.
+ */
+public interface LockRegistry {
+
+    /**
+     * One attempt, without waiting: takes the lock if it is free or its holder is provably dead.
+     *
+     * @return the lease, or empty if someone else (another process, or another thread here) holds it
+     * @throws GcsLockException if GCS could not be asked; then it is unknown whether the lock is free
+     * @throws GcsLockConfigurationException if the name is invalid
+     */
+    Optional<Lease> tryAcquire(String name);
+
+    /**
+     * Acquires the lock, waiting up to {@code maxWait} with capped, jittered exponential backoff.
+     * Transient GCS errors are retried within the wait.
+     *
+     * @throws LockNotAcquiredException when the wait runs out (its cause is the last GCS error, if any)
+     * @throws InterruptedException     if interrupted while waiting
+     */
+    Lease acquire(String name, Duration maxWait) throws InterruptedException;
+
+    /**
+     * Runs {@code action} under the lock and releases it afterwards, also when the action throws.
+     *
+     * @throws LockNotAcquiredException when the wait runs out
+     */
+    <T, E extends Exception> T withLock(String name, Duration maxWait, LockedCallable<T, E> action)
+            throws E, InterruptedException;
+
+    /**
+     * A {@link Lock} view of one name, for code written against {@code java.util.concurrent}.
+     * {@code lock()} waits without limit, {@code tryLock()} makes one attempt, conditions are not supported.
+     */
+    Lock obtain(String name);
+
+    /** Reads the lock object of {@code name} (one GET); empty if nobody holds it. */
+    Optional<LockInfo> inspect(String name);
+
+    /** Every lock object under the registry's prefix (one list request per 1,000 locks). */
+    List<LockInfo> list();
+
+    /** The leases this registry holds now (healthy or lost but not yet released). */
+    Collection<Lease> heldLeases();
+}

@@ -1,0 +1,41 @@
+package io.github.gcslock;
+
+import java.net.InetAddress;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+
+/**
+ * Who holds a lock: a label for people (application@host:pid by default) plus a random part drawn
+ * for each registry, so that two registries never share an owner id even when given the same label.
+ * The random part is what makes "this object is ours" trustworthy (leaked-lease retake, adopting
+ * our own object after a lost reply).
+ */
+record ProcessIdentity(String owner, String label, String host, String pid, String application) {
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    static ProcessIdentity create(String label, String application) {
+        String host = hostName();
+        String pid = Long.toString(ProcessHandle.current().pid());
+        String l = label != null ? label : (application != null ? application + "@" : "") + host + ":" + pid;
+        return new ProcessIdentity(l + "#" + randomHex(6), l, host, pid, application);
+    }
+
+    static String randomHex(int bytes) {
+        byte[] b = new byte[bytes];
+        RANDOM.nextBytes(b);
+        return HexFormat.of().formatHex(b);
+    }
+
+    private static String hostName() {
+        String env = System.getenv("HOSTNAME");
+        if (env != null && !env.isBlank()) {
+            return env;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            return "unknown-host";
+        }
+    }
+}
