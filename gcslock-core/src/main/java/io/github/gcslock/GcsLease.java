@@ -146,6 +146,11 @@ final class GcsLease implements Lease {
 
     // ---- engine side ----
 
+    /** Gives back one reentrant hold (not the outermost one, which {@link #release()} gives back). */
+    void releaseReentrantHold() {
+        registry.releaseHold(this);
+    }
+
     BlobId blobId() {
         return blobId;
     }

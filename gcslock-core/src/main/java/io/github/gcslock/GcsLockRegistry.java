@@ -640,7 +640,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         @Override public synchronized void release() {
             if (!released) {
                 released = true;
-                lease.release();
+                lease.releaseReentrantHold();
             }
         }
         @Override public String toString() { return "ReentrantHold[" + lease + "]"; }

@@ -1,0 +1,91 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.BlobInfo;
+import com.google.cloud.storage.Storage;
+import io.github.gcslock.test.GcsEmulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+
+/** A fresh emulator and bucket per test; registries made here are closed after the test. */
+abstract class EmulatorTestBase {
+
+    static final String BUCKET = "locks";
+    static final Duration TTL = Duration.ofMillis(1000);
+    static final Duration REFRESH = Duration.ofMillis(200);
+
+    GcsEmulator gcs;
+    Storage storage;
+    private final List<GcsLockRegistry> registries = new ArrayList<>();
+
+    @BeforeEach
+    void startEmulator() {
+        gcs = GcsEmulator.start();
+        gcs.createBucket(BUCKET);
+        storage = gcs.storage();
+    }
+
+    @AfterEach
+    void stopEmulator() {
+        gcs.faults().reset();
+        registries.forEach(GcsLockRegistry::close);
+        gcs.close();
+    }
+
+    GcsLockRegistry registry() {
+        return registry(b -> { });
+    }
+
+    /** A registry with short TTL and backoff, as tests need; {@code custom} may change anything. */
+    GcsLockRegistry registry(Consumer<GcsLockRegistry.Builder> custom) {
+        GcsLockRegistry.Builder b = GcsLockRegistry.builder(storage, BUCKET)
+                .ttl(TTL)
+                .refreshInterval(REFRESH)
+                .operationTimeout(Duration.ofMillis(500))
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0);
+        custom.accept(b);
+        GcsLockRegistry r = b.build();
+        registries.add(r);
+        return r;
+    }
+
+    Blob object(String name) {
+        return storage.get(BlobId.of(BUCKET, "gcslock/" + name));
+    }
+
+    /** Plants a lock object as another (possibly dead) process would have written it. */
+    Blob plantForeignLock(String name, Duration ttl) {
+        Map<String, String> meta = new LinkedHashMap<>();
+        meta.put("gcslock-owner", "someone-else#dead");
+        meta.put("gcslock-lease", "l-foreign");
+        meta.put("gcslock-ttl", Long.toString(ttl.toMillis()));
+        meta.put("gcslock-expires", Instant.now().plus(ttl).toString());
+        return storage.create(BlobInfo.newBuilder(BUCKET, "gcslock/" + name).setMetadata(meta).build(), new byte[0],
+                Storage.BlobTargetOption.doesNotExist());
+    }
+
+    /** What a live foreign holder's refresh does: bump the object's metadata. */
+    Blob foreignRefresh(String name) {
+        Blob b = object(name);
+        return storage.update(BlobInfo.newBuilder(b.getBlobId()).setMetadata(Map.of("gcslock-expires", Instant.now().toString())).build(),
+                Storage.BlobTargetOption.metagenerationMatch(b.getMetageneration()));
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}

@@ -1,0 +1,298 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import io.github.gcslock.test.Operation;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** The public API of the engine, against the emulator. */
+class GcsLockRegistryTest extends EmulatorTestBase {
+
+    @Test
+    void uncontendedAcquireAndReleaseCostExactlyTwoRequests() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofMinutes(5)).refreshInterval(Duration.ofSeconds(37)));
+        gcs.faults().resetCounters();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        lease.release();
+        assertThat(gcs.faults().objectRequests()).isEqualTo(2);
+        assertThat(gcs.faults().requestCount(Operation.INSERT)).isEqualTo(1);
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).isEqualTo(1);
+        assertThat(object("job")).isNull();
+    }
+
+    @Test
+    void oneRefreshCostsOneRequestAndBumpsTheObject() {
+        GcsLockRegistry r = registry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        Blob before = object("job");
+        gcs.faults().resetCounters();
+        await().atMost(Duration.ofSeconds(2)).until(() -> gcs.faults().requestCount(Operation.PATCH) >= 1);
+        sleep(REFRESH.toMillis() / 4);
+        long patches = gcs.faults().requestCount(Operation.PATCH);
+        assertThat(gcs.faults().objectRequests()).isEqualTo(patches);
+        Blob after = object("job");
+        assertThat(after.getMetageneration()).isGreaterThan(before.getMetageneration());
+        assertThat(after.getUpdateTimeOffsetDateTime()).isAfter(before.getUpdateTimeOffsetDateTime());
+        assertThat(after.getGeneration()).isEqualTo(lease.fencingToken());
+        assertThat(lease.isHealthy()).isTrue();
+    }
+
+    @Test
+    void lockObjectCarriesHolderMetadata() {
+        GcsLockRegistry r = registry(b -> b.applicationName("billing").identity("billing-1"));
+        Lease lease = r.tryAcquire("report").orElseThrow();
+        Blob b = object("report");
+        assertThat(b.getCacheControl()).isEqualTo("no-store");
+        assertThat(b.getSize()).isZero();
+        assertThat(b.getMetadata()).containsEntry("gcslock-owner", r.owner()).containsEntry("gcslock-lease", lease.leaseId())
+                .containsEntry("gcslock-ttl", "1000").containsEntry("gcslock-app", "billing")
+                .containsKeys("gcslock-expires", "gcslock-host", "gcslock-pid", "gcslock-thread", "gcslock-acquired-at");
+        assertThat(r.owner()).startsWith("billing-1#");
+        assertThat(lease.fencingToken()).isEqualTo(b.getGeneration());
+    }
+
+    @Test
+    void secondRegistryCannotAcquireAHeldLockAndSeesTheHolder() {
+        GcsLockRegistry a = registry();
+        GcsLockRegistry b = registry();
+        Lease lease = a.tryAcquire("job").orElseThrow();
+        assertThat(b.tryAcquire("job")).isEmpty();
+        LockInfo info = b.inspect("job").orElseThrow();
+        assertThat(info.owner()).isEqualTo(a.owner());
+        assertThat(info.fencingToken()).isEqualTo(lease.fencingToken());
+        assertThat(info.stale()).isFalse();
+        assertThat(info.heldHere()).isFalse();
+        assertThat(a.inspect("job").orElseThrow().heldHere()).isTrue();
+        lease.release();
+        assertThat(b.tryAcquire("job")).isPresent();
+    }
+
+    @Test
+    void acquireWaitsForTheHolderAndTimesOutWithHolderInMessage() throws Exception {
+        GcsLockRegistry a = registry();
+        GcsLockRegistry b = registry();
+        Lease lease = a.acquire("job", Duration.ZERO);
+        assertThatThrownBy(() -> b.acquire("job", Duration.ofMillis(150)))
+                .isInstanceOfSatisfying(LockNotAcquiredException.class, e -> {
+                    assertThat(e.getMessage()).contains("'job'").contains(a.owner());
+                    assertThat(e.holder()).isPresent();
+                    assertThat(e.getCause()).isNull();
+                });
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Future<Lease> waiting = pool.submit(() -> b.acquire("job", Duration.ofSeconds(5)));
+            sleep(100);
+            lease.release();
+            Lease next = waiting.get(5, TimeUnit.SECONDS);
+            assertThat(next.fencingToken()).isGreaterThan(lease.fencingToken());
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void withLockReleasesWhenTheActionThrows() {
+        GcsLockRegistry r = registry();
+        assertThatThrownBy(() -> r.withLock("job", Duration.ZERO, lease -> {
+            assertThat(lease.isHealthy()).isTrue();
+            throw new IllegalStateException("boom");
+        })).isInstanceOf(IllegalStateException.class).hasMessage("boom");
+        assertThat(object("job")).isNull();
+        assertThat(r.heldLeases()).isEmpty();
+    }
+
+    @Test
+    void withLockReturnsTheResult() throws Exception {
+        GcsLockRegistry r = registry();
+        long token = r.withLock("job", Duration.ZERO, Lease::fencingToken);
+        assertThat(token).isPositive();
+    }
+
+    @Test
+    void reentrantAcquireOnOneThreadMakesNoRequestAndReleasesWithTheOutermost() throws Exception {
+        GcsLockRegistry r = registry(b -> b.refreshInterval(Duration.ofMillis(300)).ttl(Duration.ofSeconds(2)));
+        Lease outer = r.acquire("job", Duration.ZERO);
+        gcs.faults().resetCounters();
+        Lease inner = r.acquire("job", Duration.ZERO);
+        Lease inner2 = r.tryAcquire("job").orElseThrow();
+        assertThat(gcs.faults().objectRequests()).isZero();
+        assertThat(inner.fencingToken()).isEqualTo(outer.fencingToken());
+        inner2.release();
+        inner.release();
+        inner.release(); // idempotent
+        assertThat(object("job")).isNotNull();
+        assertThat(outer.isHealthy()).isTrue();
+        outer.release();
+        assertThat(object("job")).isNull();
+    }
+
+    @Test
+    void otherThreadsOfOneProcessQueueLocallyAndDoNotContendOnGcs() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(5)).refreshInterval(Duration.ofSeconds(1)));
+        int threads = 8;
+        int rounds = 5;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        AtomicInteger inside = new AtomicInteger();
+        AtomicInteger maxInside = new AtomicInteger();
+        gcs.faults().resetCounters();
+        try {
+            CountDownLatch go = new CountDownLatch(1);
+            List<Future<?>> fs = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                fs.add(pool.submit(() -> {
+                    go.await();
+                    for (int i = 0; i < rounds; i++) {
+                        r.withLock("shared", Duration.ofSeconds(20), lease -> {
+                            maxInside.accumulateAndGet(inside.incrementAndGet(), Math::max);
+                            Thread.sleep(2);
+                            inside.decrementAndGet();
+                            return null;
+                        });
+                    }
+                    return null;
+                }));
+            }
+            go.countDown();
+            for (Future<?> f : fs) {
+                f.get(60, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(maxInside.get()).isEqualTo(1);
+        // One create and one delete per acquisition: no 412s, no GETs, because only one thread asks GCS.
+        assertThat(gcs.faults().requestCount(Operation.INSERT)).isEqualTo(threads * rounds);
+        assertThat(gcs.faults().requestCount(Operation.GET)).isZero();
+    }
+
+    @Test
+    void tryAcquireOnAnotherThreadWhileHeldLocallyIsEmptyWithoutRequests() throws Exception {
+        GcsLockRegistry r = registry();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        gcs.faults().resetCounters();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            assertThat(pool.submit(() -> r.tryAcquire("job")).get()).isEmpty();
+            assertThatThrownBy(() -> pool.submit(() -> r.acquire("job", Duration.ofMillis(50))).get())
+                    .hasCauseInstanceOf(LockNotAcquiredException.class)
+                    .hasMessageContaining("another thread of this process");
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(gcs.faults().objectRequests()).isZero();
+        lease.release();
+    }
+
+    @Test
+    void leaseReleasedFromAnotherThreadFreesTheName() throws Exception {
+        GcsLockRegistry r = registry();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        Thread t = new Thread(lease::release);
+        t.start();
+        t.join();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            assertThat(pool.submit(() -> r.tryAcquire("job")).get()).isPresent();
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
+    void obtainGivesAJavaUtilConcurrentLock() throws Exception {
+        GcsLockRegistry a = registry();
+        GcsLockRegistry b = registry();
+        Lock la = a.obtain("job");
+        Lock lb = b.obtain("job");
+        la.lock();
+        try {
+            assertThat(lb.tryLock()).isFalse();
+            assertThat(lb.tryLock(50, TimeUnit.MILLISECONDS)).isFalse();
+            la.lock(); // reentrant
+            la.unlock();
+            assertThat(object("job")).isNotNull();
+        } finally {
+            la.unlock();
+        }
+        assertThat(lb.tryLock()).isTrue();
+        lb.unlock();
+        assertThatThrownBy(lb::unlock).isInstanceOf(IllegalMonitorStateException.class);
+        assertThatThrownBy(lb::newCondition).isInstanceOf(UnsupportedOperationException.class);
+    }
+
+    @Test
+    void listShowsEveryLockUnderThePrefix() {
+        GcsLockRegistry r = registry();
+        r.tryAcquire("a").orElseThrow();
+        r.tryAcquire("b/c").orElseThrow();
+        assertThat(r.list()).extracting(LockInfo::name).containsExactly("a", "b/c");
+        assertThat(r.list()).allMatch(LockInfo::heldHere);
+        assertThat(r.heldLeases()).extracting(Lease::name).containsExactlyInAnyOrder("a", "b/c");
+    }
+
+    @Test
+    void closeReleasesEveryHeldLeaseSoAnotherInstanceAcquiresAtOnce() {
+        GcsLockRegistry a = registry();
+        GcsLockRegistry b = registry();
+        Lease l1 = a.tryAcquire("x").orElseThrow();
+        a.tryAcquire("y").orElseThrow();
+        a.close();
+        assertThat(l1.isHealthy()).isFalse();
+        assertThat(b.tryAcquire("x")).isPresent();
+        assertThat(b.tryAcquire("y")).isPresent();
+        assertThatThrownBy(() -> a.tryAcquire("z")).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void releaseIsIdempotentAndAReleasedLeaseIsUnhealthy() {
+        GcsLockRegistry r = registry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        lease.release();
+        lease.release();
+        lease.close();
+        assertThat(lease.isHealthy()).isFalse();
+        assertThatThrownBy(lease::checkHealthy).isInstanceOf(LockLostException.class).hasMessageContaining("released");
+    }
+
+    @Test
+    void fencingTokensGrowAcrossAcquisitions() {
+        GcsLockRegistry r = registry();
+        long last = 0;
+        for (int i = 0; i < 5; i++) {
+            Lease l = r.tryAcquire("job").orElseThrow();
+            assertThat(l.fencingToken()).isGreaterThan(last);
+            last = l.fencingToken();
+            l.release();
+        }
+    }
+
+    @Test
+    void releaseAfterKeepsTheLockUntilTheDelay() {
+        GcsLockRegistry a = registry();
+        GcsLockRegistry b = registry();
+        Lease lease = a.tryAcquire("job").orElseThrow();
+        a.releaseAfter(lease, Duration.ofMillis(300));
+        assertThat(b.tryAcquire("job")).isEmpty();
+        await().atMost(Duration.ofSeconds(3)).until(() -> object("job") == null);
+        assertThat(b.tryAcquire("job")).isPresent();
+    }
+
+    @Test
+    void inspectOfAFreeLockIsEmpty() {
+        assertThat(registry().inspect("nothing")).isEqualTo(Optional.empty());
+    }
+}
