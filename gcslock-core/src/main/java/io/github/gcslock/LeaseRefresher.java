@@ -116,15 +116,17 @@ final class LeaseRefresher implements AutoCloseable {
             Instant expires = registry.estimatedGcsNow().plus(registry.ttl());
             // ifGenerationMatch as well as ifMetagenerationMatch: metagenerations restart at 1 for
             // every new object of the name, so a metageneration alone can match a newer holder's object.
+            // A fresh refresh id lets a lost-reply adoption tell our own PATCH from anyone else's.
+            String refreshId = ProcessIdentity.randomHex(6);
             BlobInfo change = BlobInfo.newBuilder(lease.blobId())
-                    .setMetadata(Map.of(LockObject.EXPIRES, expires.toString()))
+                    .setMetadata(Map.of(LockObject.EXPIRES, expires.toString(), LockObject.REFRESH, refreshId))
                     .build();
             Blob after;
             try {
                 after = storage.update(change, Storage.BlobTargetOption.generationMatch(lease.fencingToken()),
                         Storage.BlobTargetOption.metagenerationMatch(knownMetageneration));
             } catch (StorageException e) {
-                onRefreshError(lease, e, knownMetageneration, sent);
+                onRefreshError(lease, e, knownMetageneration, refreshId, sent);
                 return;
             } catch (RuntimeException e) {
                 countFailure(lease, e);
@@ -143,14 +145,15 @@ final class LeaseRefresher implements AutoCloseable {
         }
     }
 
-    private void onRefreshError(GcsLease lease, StorageException e, long knownMetageneration, long sent) {
+    private void onRefreshError(GcsLease lease, StorageException e, long knownMetageneration, String refreshId, long sent) {
         if (e.getCode() == 404) {
             lease.markLost("lock object was deleted (by an administrator, or taken over after this holder stalled)");
             return;
         }
         if (e.getCode() == 412) {
             // The client retries a PATCH whose reply was lost; the retry then fails the precondition our
-            // own first try changed. Adopt it only if the object is still ours and exactly one write ahead.
+            // own first try changed. Adopt it only if the object is still ours, exactly one write ahead,
+            // and that write carries this refresh's id (someone else's PATCH would not).
             Blob current;
             try {
                 current = storage.get(lease.blobId());
@@ -162,7 +165,8 @@ final class LeaseRefresher implements AutoCloseable {
                 lease.markLost("lock object was deleted");
             } else if (current.getGeneration() == lease.fencingToken()
                     && registry.isOurs(current, lease.leaseId())
-                    && current.getMetageneration() == knownMetageneration + 1) {
+                    && current.getMetageneration() == knownMetageneration + 1
+                    && refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {
                 registry.observe(current);
                 log.debug("lock '{}': adopted our own refresh whose reply was lost", lease.name());
                 lease.confirmed(current.getMetageneration(), sent, LockObject.updated(current));

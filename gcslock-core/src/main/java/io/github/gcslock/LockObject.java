@@ -26,6 +26,8 @@ final class LockObject {
     static final String APP = "gcslock-app";
     static final String THREAD = "gcslock-thread";
     static final String ACQUIRED_AT = "gcslock-acquired-at";
+    /** Random id of the last refresh, so a refresh whose reply was lost can be recognised as ours. */
+    static final String REFRESH = "gcslock-refresh";
 
     static final byte[] EMPTY = new byte[0];
 

@@ -1,0 +1,142 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.BucketInfo;
+import io.github.gcslock.test.Operation;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.util.function.Consumer;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/** Bad input gets a clear error naming the setting or lock at fault, and nothing is lost. */
+class ValidationTest extends EmulatorTestBase {
+
+    private void assertRejected(Consumer<GcsLockRegistry.Builder> config, String setting, String messagePart) {
+        GcsLockRegistry.Builder b = GcsLockRegistry.builder(storage, BUCKET);
+        config.accept(b);
+        assertThatThrownBy(b::build)
+                .isInstanceOfSatisfying(GcsLockConfigurationException.class, e -> assertThat(e.setting()).isEqualTo(setting))
+                .hasMessageContaining(messagePart);
+    }
+
+    @Test
+    void defaultsAreTheReferenceValues() {
+        GcsLockRegistry r = GcsLockRegistry.builder(storage, BUCKET).build();
+        try {
+            assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(5));
+            assertThat(r.prefix()).isEqualTo("gcslock/");
+        } finally {
+            r.close();
+        }
+    }
+
+    @Test
+    void rejectsBadSettingsNamingThem() {
+        assertRejected(b -> b.ttl(Duration.ZERO), "ttl", "ttl must be a positive duration");
+        assertRejected(b -> b.ttl(Duration.ofSeconds(-1)), "ttl", "positive");
+        assertRejected(b -> b.refreshInterval(Duration.ZERO), "refreshInterval", "positive");
+        assertRejected(b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(20)), "refreshInterval",
+                "must be below ttl");
+        assertRejected(b -> b.maxRefreshFailures(0), "maxRefreshFailures", "at least 1");
+        assertRejected(b -> b.backoff(Duration.ofSeconds(5), Duration.ofSeconds(1), 2), "backoff.max", "must not be below");
+        assertRejected(b -> b.backoff(Duration.ZERO, Duration.ofSeconds(1), 2), "backoff.initial", "positive");
+        assertRejected(b -> b.backoff(Duration.ofSeconds(1), Duration.ofSeconds(1), 0.5), "backoff.multiplier", "at least 1");
+        assertRejected(b -> b.prefix("locks#"), "prefix", "not allowed");
+        assertRejected(b -> b.prefix(null), "prefix", "must not be null");
+        assertRejected(b -> b.safetyMargin(Duration.ofMinutes(5)), "safetyMargin", "leave more than one refreshInterval");
+        assertThatThrownBy(() -> GcsLockRegistry.builder(storage, " ").build())
+                .isInstanceOfSatisfying(GcsLockConfigurationException.class, e -> assertThat(e.setting()).isEqualTo("bucket"));
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"", "a#b", "a[b", "a]b", "a*b", "a?b", "tab\there", "nl\nhere"})
+    void rejectsBadLockNames(String name) {
+        GcsLockRegistry r = registry();
+        gcs.faults().resetCounters();
+        assertThatThrownBy(() -> r.tryAcquire(name))
+                .isInstanceOfSatisfying(GcsLockConfigurationException.class, e -> assertThat(e.setting()).isEqualTo("name"))
+                .hasMessageContaining("lock name");
+        assertThat(gcs.faults().totalRequests()).as("nothing sent for a bad name").isZero();
+    }
+
+    @Test
+    void rejectsNamesOver1024BytesWithThePrefix() {
+        GcsLockRegistry r = registry();
+        String ok = "x".repeat(1024 - "gcslock/".length());
+        assertThatCode(() -> r.tryAcquire(ok).orElseThrow().release()).doesNotThrowAnyException();
+        assertThatThrownBy(() -> r.tryAcquire(ok + "é")).hasMessageContaining("1024");
+    }
+
+    @Test
+    void missingBucketIsRefusedAtBuild() {
+        assertThatThrownBy(() -> GcsLockRegistry.builder(storage, "nope").build())
+                .isInstanceOf(GcsLockException.class)
+                .hasMessageContaining("bucket 'nope' does not exist");
+    }
+
+    @Test
+    void missingBucketWithoutTheCheckIsReportedAtAcquire() {
+        GcsLockRegistry r = registry(b -> { });
+        GcsLockRegistry unchecked = GcsLockRegistry.builder(storage, "nope").verifyBucket(false)
+                .ttl(TTL).refreshInterval(REFRESH).build();
+        try {
+            assertThatThrownBy(() -> unchecked.tryAcquire("job")).isInstanceOf(GcsLockException.class)
+                    .hasMessageContaining("bucket 'nope' does not exist");
+        } finally {
+            unchecked.close();
+        }
+        assertThat(r).isNotNull();
+    }
+
+    @Test
+    void retentionPolicyOrDefaultHoldIsRefusedWithTheReason() {
+        gcs.createBucket(BucketInfo.newBuilder("retained").setRetentionPeriodDuration(Duration.ofDays(1)).build());
+        gcs.createBucket(BucketInfo.newBuilder("held").setDefaultEventBasedHold(true).build());
+        assertThatThrownBy(() -> GcsLockRegistry.builder(storage, "retained").build()).hasMessageContaining("retention policy");
+        assertThatThrownBy(() -> GcsLockRegistry.builder(storage, "held").build()).hasMessageContaining("event-based hold");
+    }
+
+    @Test
+    void versionedBucketIsAccepted() {
+        gcs.createBucket(BucketInfo.newBuilder("versioned").setVersioningEnabled(true).build());
+        GcsLockRegistry r = GcsLockRegistry.builder(storage, "versioned").build();
+        r.close();
+    }
+
+    @Test
+    void bucketCheckWithoutPermissionIsSkipped() {
+        gcs.faults().failNext(1, 403, Operation.BUCKET_GET);
+        GcsLockRegistry r = GcsLockRegistry.builder(storage, BUCKET).build();
+        r.close();
+    }
+
+    @Test
+    void permissionDeniedOnLockObjectsNamesThePermissions() {
+        GcsLockRegistry r = registry();
+        gcs.faults().failNext(1, 403, Operation.INSERT);
+        assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(GcsLockException.class)
+                .hasMessageContaining("permission denied").hasMessageContaining("storage.objects.create");
+    }
+
+    @Test
+    void unreachableGcsAtAcquireIsAClearError() {
+        GcsLockRegistry r = registry(b -> b.operationTimeout(Duration.ofMillis(300)));
+        gcs.close();
+        assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(GcsLockException.class)
+                .hasMessageContaining("could not reach GCS for lock 'job'");
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(200))).isInstanceOf(LockNotAcquiredException.class)
+                .hasMessageContaining("last GCS error");
+    }
+
+    @Test
+    void negativeWaitIsRejected() {
+        GcsLockRegistry r = registry();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(-1))).isInstanceOf(GcsLockConfigurationException.class)
+                .hasMessageContaining("maxWait");
+    }
+}

@@ -1,0 +1,143 @@
+package io.github.gcslock.test;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Records what lock holders did, on the monotonic clock, and checks the history for violations:
+ * <ul>
+ * <li>two leases of one name healthy at the same moment;</li>
+ * <li>a guarded resource accepting a write whose fencing token is lower than one it already saw;</li>
+ * <li>a lease that was acquired but never released, lost, or reported still held.</li>
+ * </ul>
+ * A lease's healthy window is recorded conservatively: it starts when {@code acquire} returned and
+ * ends at the start of the last {@code isHealthy()} check that answered true, so a reported overlap
+ * is a real one. Thread-safe; usable from users' own tests.
+ */
+public final class LockHistory {
+
+    private final AtomicLong ids = new AtomicLong();
+    private final Map<Long, Window> windows = new ConcurrentHashMap<>();
+    private final Map<String, Long> highestToken = new ConcurrentHashMap<>();
+    private final List<String> fencingViolations = new ArrayList<>();
+    private final AtomicLong fencedWrites = new AtomicLong();
+    private final AtomicLong rejectedWrites = new AtomicLong();
+
+    private static final class Window {
+        final long id;
+        final String name;
+        final String holder;
+        final long token;
+        final long start;
+        volatile long lastHealthy;
+        volatile String outcome;
+
+        Window(long id, String name, String holder, long token, long start) {
+            this.id = id;
+            this.name = name;
+            this.holder = holder;
+            this.token = token;
+            this.start = start;
+            this.lastHealthy = start;
+        }
+
+        @Override
+        public String toString() {
+            return "lease#" + id + "[" + name + " by " + holder + ", token " + token + ", healthy "
+                    + start + ".." + lastHealthy + " ns, " + (outcome == null ? "open" : outcome) + "]";
+        }
+    }
+
+    /** Call right after {@code acquire} returned; returns the id to report the rest of this lease with. */
+    public long acquired(String name, String holder, long fencingToken) {
+        long id = ids.incrementAndGet();
+        windows.put(id, new Window(id, name, holder, fencingToken, System.nanoTime()));
+        return id;
+    }
+
+    /** Call with the {@link System#nanoTime()} taken just before an {@code isHealthy()} call that returned true. */
+    public void healthy(long id, long checkStartedNanos) {
+        Window w = windows.get(id);
+        if (checkStartedNanos > w.lastHealthy) {
+            w.lastHealthy = checkStartedNanos;
+        }
+    }
+
+    /** Call when the lease ended: {@code "released"}, {@code "lost"}, {@code "held"} (still held at the end). */
+    public void ended(long id, String outcome) {
+        windows.get(id).outcome = outcome;
+    }
+
+    /**
+     * A write to a resource guarded by fencing tokens: accepted only if its token is not lower than
+     * the highest seen for {@code name}. Returns whether it was accepted.
+     */
+    public synchronized boolean fencedWrite(String name, long token) {
+        fencedWrites.incrementAndGet();
+        long highest = highestToken.getOrDefault(name, Long.MIN_VALUE);
+        if (token < highest) {
+            rejectedWrites.incrementAndGet();
+            return false;
+        }
+        highestToken.put(name, token);
+        return true;
+    }
+
+    /** Records a write that a resource accepted although its token was lower (for resources checked elsewhere). */
+    public synchronized void fencingRegression(String name, long token, long highest) {
+        fencingViolations.add("write to " + name + " with token " + token + " after token " + highest);
+    }
+
+    public long acquisitions() {
+        return windows.size();
+    }
+
+    public long lostLeases() {
+        return windows.values().stream().filter(w -> "lost".equals(w.outcome)).count();
+    }
+
+    public long rejectedWrites() {
+        return rejectedWrites.get();
+    }
+
+    /** Every violation found, each with the history excerpt that shows it; empty when the history is correct. */
+    public List<String> violations() {
+        List<String> out = new ArrayList<>(fencingViolations);
+        Map<String, List<Window>> byName = new ConcurrentHashMap<>();
+        windows.values().forEach(w -> byName.computeIfAbsent(w.name, k -> new ArrayList<>()).add(w));
+        for (List<Window> ws : byName.values()) {
+            ws.sort(Comparator.comparingLong(w -> w.start));
+            for (int i = 0; i < ws.size(); i++) {
+                for (int j = i + 1; j < ws.size() && ws.get(j).start <= ws.get(i).lastHealthy; j++) {
+                    out.add("overlap: " + ws.get(i) + " and " + ws.get(j));
+                }
+            }
+            // Fencing tokens must grow with acquisition order.
+            for (int i = 1; i < ws.size(); i++) {
+                if (ws.get(i).token <= ws.get(i - 1).token && ws.get(i).start > ws.get(i - 1).lastHealthy) {
+                    out.add("fencing token did not grow: " + ws.get(i - 1) + " then " + ws.get(i));
+                }
+            }
+        }
+        for (Window w : windows.values()) {
+            if (w.outcome == null) {
+                out.add("never ended (neither released, lost nor reported held): " + w);
+            }
+        }
+        return out;
+    }
+
+    /** The number of overlapping pairs among {@link #violations()}. */
+    public long overlaps() {
+        return violations().stream().filter(v -> v.startsWith("overlap")).count();
+    }
+
+    /** The number of fencing violations among {@link #violations()}. */
+    public long fencingRegressions() {
+        return violations().stream().filter(v -> v.startsWith("fencing") || v.startsWith("write")).count();
+    }
+}
