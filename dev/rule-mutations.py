@@ -1,0 +1,39 @@
+#!/usr/bin/env python3
+# Removes each ALGORITHM.md rule from the engine in turn and runs the test that pins it; every line
+# must say KILLED. Run from the repository root after './mvnw install -DskipTests': python3 dev/rule-mutations.py [label...]
+import subprocess, sys, os
+os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+E='gcslock-core/src/main/java/io/github/gcslock/'
+muts = [
+ ("adopt own create", E+'GcsLockRegistry.java', "if (me.owner().equals(owner) && leaseId.equals(currentLease)) {", "if (false) {", "AlgorithmRulesTest#adoptsItsOwnCreateWhoseReplyWasLost"),
+ ("leaked retake", E+'GcsLockRegistry.java', "if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {", "if (false) {", "AlgorithmRulesTest#retakesALeaseThisProcessLeakedAtOnce"),
+ ("stale takeover metageneration precondition", E+'GcsLockRegistry.java', "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),\n                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()));", "AlgorithmRulesTest#staleTakeoverDoesNotDeleteALockRefreshedBetweenReadAndDelete"),
+ ("stale takeover generation precondition", E+'GcsLockRegistry.java', "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),\n                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "return storage.delete(BlobId.of(seen.getBucket(), seen.getName()), Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "AlgorithmRulesTest#staleTakeoverDoesNotDeleteANewHoldersObjectWithTheSameMetageneration"),
+ ("stale takeover at all", E+'GcsLockRegistry.java', "if (seen.stale()) {", "if (false) {", "AlgorithmRulesTest#takesOverALockWhoseHolderStoppedRefreshing"),
+ ("release generation precondition", E+'GcsLockRegistry.java', "boolean deleted = storage.delete(lease.blobId(), Storage.BlobSourceOption.generationMatch(lease.fencingToken()),\n                    Storage.BlobSourceOption.metagenerationMatch(lease.metageneration()));", "boolean deleted = storage.delete(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()), Storage.BlobSourceOption.metagenerationMatch(lease.metageneration()));", "AlgorithmRulesTest#aLateReleaseNeverDeletesTheNextHoldersLock"),
+ ("release waits for in-flight refresh", E+'GcsLockRegistry.java', "lease.io.lock(); // waits", "// lease.io.lock(); // waits", "AlgorithmRulesTest#releaseDuringARefreshStillDeletesTheObject"),
+ ("refresh adopt lost reply", E+'LeaseRefresher.java', "&& refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
+ ("refresh id check", E+'LeaseRefresher.java', "&& refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {", ") {", "AlgorithmRulesTest#refreshOfALockChangedBySomeoneElseDeclaresItLost"),
+ ("refresh 404 lost", E+'LeaseRefresher.java', "if (e.getCode() == 404) {", "if (false) {", "AlgorithmRulesTest#refreshOfADeletedLockDeclaresItLost"),
+ ("failure count limit", E+'LeaseRefresher.java', "if (lease.consecutiveFailures >= maxFailures) {", "if (false) {", "AlgorithmRulesTest#consecutiveRefreshFailuresUpToTheLimitLoseTheLease"),
+ ("deadline rule lazy", E+'GcsLease.java', "if (registry.nanoTime() - deadlineNanos() >= 0) {", "if (false) {", "AlgorithmRulesTest#aPausedHolderSeesItsLeaseUnhealthyOnItsFirstCheck"),
+ ("deadline rule both", E+'GcsLease.java', "deadlineSpanNanos = ttl.minus(safetyMargin).toNanos();", "deadlineSpanNanos = Long.MAX_VALUE / 4;", "AlgorithmRulesTest#hangingRefreshesLoseTheLeaseBeforeAnyoneCanTakeItOver"),
+ ("refresh at all", E+'LeaseRefresher.java', "scheduleRefresh(lease, interval);\n        armDeadline(lease);", "armDeadline(lease);", "AlgorithmRulesTest#aRefreshedLockIsNeverTakenOver"),
+ ("skew: use local clock for staleness", E+'GcsTimeEstimator.java', "Instant now = lowerBoundNow();", "Instant now = java.time.Instant.now().plusSeconds(120);", "ClockSkewTest"),
+ ("local queueing", E+'GcsLockRegistry.java', "if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {", "if (false) {", "GcsLockRegistryTest#otherThreadsOfOneProcessQueueLocallyAndDoNotContendOnGcs"),
+ ("reentrancy", E+'GcsLockRegistry.java', "if (slot.owner != Thread.currentThread()) {", "if (true) {", "GcsLockRegistryTest#reentrantAcquireOnOneThreadMakesNoRequestAndReleasesWithTheOutermost"),
+ ("bounded client", E+'GcsLockRegistry.java', "Storage bounded = boundedStorage(storage, effectiveOperationTimeout());", "Storage bounded = storage;", "AlgorithmRulesTest#everyOperationIsBoundedDespiteTheClientsOwnRetries"),
+ ("contention: no create precondition", E+'GcsLockRegistry.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
+]
+only = sys.argv[1:] 
+for label, f, old, new, test in muts:
+    if only and not any(o in label for o in only): continue
+    src = open(f).read()
+    if old not in src:
+        print("MISSING PATTERN", label); continue
+    open(f,'w').write(src.replace(old, new, 1))
+    try:
+        r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
+        print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + " -> " + test, flush=True)
+    finally:
+        open(f,'w').write(src)
