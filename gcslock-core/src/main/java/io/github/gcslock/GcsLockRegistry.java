@@ -106,6 +106,53 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     @Override
     public Optional<Lease> tryAcquire(String name) {
+        long start = nanoTime.getAsLong();
+        String outcome = "error";
+        try {
+            Optional<Lease> lease = tryAcquireOnce(name);
+            outcome = lease.isPresent() ? "acquired" : "busy";
+            return lease;
+        } finally {
+            if (!reentrantCall.get()) {
+                notifyAcquireFinished(name, outcome, start);
+            }
+            reentrantCall.remove();
+        }
+    }
+
+    @Override
+    public Lease acquire(String name, Duration maxWait) throws InterruptedException {
+        long start = nanoTime.getAsLong();
+        String outcome = "error";
+        try {
+            Lease lease = acquireWaiting(name, maxWait);
+            outcome = "acquired";
+            return lease;
+        } catch (LockNotAcquiredException e) {
+            outcome = "timeout";
+            throw e;
+        } finally {
+            if (!reentrantCall.get()) {
+                notifyAcquireFinished(name, outcome, start);
+            }
+            reentrantCall.remove();
+        }
+    }
+
+    /** Set by {@link #reenter} so that reentrant holds are not reported as acquisitions. */
+    private final ThreadLocal<Boolean> reentrantCall = ThreadLocal.withInitial(() -> Boolean.FALSE);
+
+    private void notifyAcquireFinished(String name, String outcome, long startNanos) {
+        if (listeners.isEmpty()) {
+            return;
+        }
+        Duration took = Duration.ofNanos(nanoTime.getAsLong() - startNanos);
+        for (LockEventListener l : listeners) {
+            safely(() -> l.acquireFinished(name, outcome, took));
+        }
+    }
+
+    private Optional<Lease> tryAcquireOnce(String name) {
         checkOpen();
         LockObject.validateName(prefix, name);
         LocalSlot slot = slots.computeIfAbsent(name, n -> new LocalSlot());
@@ -134,8 +181,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    @Override
-    public Lease acquire(String name, Duration maxWait) throws InterruptedException {
+    private Lease acquireWaiting(String name, Duration maxWait) throws InterruptedException {
         checkOpen();
         LockObject.validateName(prefix, name);
         requireNonNegative("maxWait", maxWait);
@@ -300,6 +346,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         synchronized (slot) {
             slot.holds++;
         }
+        reentrantCall.set(Boolean.TRUE);
         return new ReentrantHold(lease);
     }
 
@@ -368,17 +415,25 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /**
-     * Releases {@code lease} (all its holds) after {@code delay}, on the refresh scheduler; the lease
-     * keeps being refreshed until then. For "hold at least" semantics (ShedLock's lockAtLeastFor).
+     * Gives back the outermost hold of {@code lease} after {@code delay}, on the refresh scheduler;
+     * the lease keeps being refreshed until then. A nested (reentrant) hold is given back at once.
+     * For "hold at least" semantics (ShedLock's lockAtLeastFor).
      */
+    @Override
     public void releaseAfter(Lease lease, Duration delay) {
         requireNonNegative("delay", delay);
-        GcsLease target = lease instanceof ReentrantHold h ? h.lease : (GcsLease) lease;
-        if (delay.isZero()) {
-            releaseNow(target);
+        if (lease instanceof ReentrantHold) {
+            lease.release(); // a nested hold: the outermost hold decides when the lock goes
             return;
         }
-        refresher.schedule(() -> releaseNow(target), delay);
+        if (!(lease instanceof GcsLease target)) {
+            throw new IllegalArgumentException("not a lease of this registry: " + lease);
+        }
+        if (delay.isZero()) {
+            target.release();
+            return;
+        }
+        refresher.schedule(target::release, delay);
     }
 
     // ------------------------------------------------------------------ other API
@@ -439,6 +494,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * metageneration given (as read by {@link #inspect}): an administrator's tool. The holder finds
      * out at its next refresh. Returns whether this call deleted it.
      */
+    @Override
     public boolean forceRelease(String name, long fencingToken, long metageneration) {
         LockObject.validateName(prefix, name);
         try {

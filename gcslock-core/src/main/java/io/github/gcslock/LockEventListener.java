@@ -7,6 +7,15 @@ package io.github.gcslock;
  */
 public interface LockEventListener {
 
+    /**
+     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds).
+     *
+     * @param outcome {@code acquired}; {@code busy} (tryAcquire found it held); {@code timeout}
+     *                (acquire's wait ran out); {@code error} (GCS could not be asked, or bad input)
+     */
+    default void acquireFinished(String name, String outcome, java.time.Duration took) {
+    }
+
     /** A lease was acquired (not for reentrant holds). */
     default void acquired(Lease lease) {
     }

@@ -55,4 +55,19 @@ public interface LockRegistry {
 
     /** The leases this registry holds now (healthy or lost but not yet released). */
     Collection<Lease> heldLeases();
+
+    /**
+     * Gives back the outermost hold of {@code lease} after {@code delay}, refreshing it until then ("hold at
+     * least", so that instances whose schedules drift apart do not run a short job twice). A nested hold is given back at once.
+     */
+    void releaseAfter(Lease lease, Duration delay);
+
+    /**
+     * Deletes the lock object of {@code name} whoever holds it, only if it still has the given
+     * generation ({@code fencingToken}) and metageneration, as read by {@link #inspect}. For
+     * administrators; the holder finds out at its next refresh.
+     *
+     * @return whether this call deleted it (false: it was gone or had changed)
+     */
+    boolean forceRelease(String name, long fencingToken, long metageneration);
 }

@@ -1,0 +1,41 @@
+package io.github.gcslock.autoconfigure;
+
+import io.github.gcslock.LockRegistry;
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+/** The {@code gcsLock} health contributor and the {@code gcslocks} endpoint, when Actuator is present. */
+@AutoConfiguration(after = GcsLockAutoConfiguration.class)
+@ConditionalOnBean(LockRegistry.class)
+public class GcsLockActuatorAutoConfiguration {
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
+    @ConditionalOnEnabledHealthIndicator("gcsLock")
+    static class Health {
+
+        @Bean
+        @ConditionalOnMissingBean(name = "gcsLockHealthIndicator")
+        GcsLockHealthIndicator gcsLockHealthIndicator(LockRegistry registry) {
+            return new GcsLockHealthIndicator(registry);
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnClass(name = "org.springframework.boot.actuate.endpoint.annotation.Endpoint")
+    @ConditionalOnAvailableEndpoint(GcsLocksEndpoint.class)
+    static class LocksEndpoint {
+
+        @Bean
+        @ConditionalOnMissingBean
+        GcsLocksEndpoint gcsLocksEndpoint(LockRegistry registry, GcsLockProperties properties) {
+            return new GcsLocksEndpoint(registry, properties.endpoint().forceReleaseEnabled());
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package io.github.gcslock.autoconfigure;
+
+import io.github.gcslock.GcsLockConfigurationException;
+import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+
+/** Turns an invalid gcslock setting into a start-up report that names the {@code gcslock.*} property to fix. */
+public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfigurationException> {
+
+    @Override
+    protected FailureAnalysis analyze(Throwable rootFailure, GcsLockConfigurationException cause) {
+        String property = propertyOf(cause.setting());
+        String action = switch (cause.setting()) {
+            case "storage" -> "Add com.google.cloud:spring-cloud-gcp-starter-storage with GCP credentials, or point "
+                    + "gcslock.emulator.endpoint at a GCS emulator.";
+            case "bucket" -> "Set gcslock.bucket to the name of an existing GCS bucket (e.g. gcslock.bucket=my-app-locks).";
+            case "name" -> "Fix the lock name: non-empty, at most 1024 bytes with the prefix, without control characters or # [ ] * ?.";
+            default -> "Fix the property " + property + " (see the gcslock section of README.md for defaults and limits).";
+        };
+        return new FailureAnalysis("gcslock is misconfigured: " + cause.getMessage() + " (property: " + property + ")",
+                action, cause);
+    }
+
+    /** Maps a builder setting to its Spring property: {@code refreshInterval} to {@code gcslock.refresh-interval}. */
+    static String propertyOf(String setting) {
+        if (setting.equals("storage")) {
+            return "gcslock.emulator.endpoint";
+        }
+        StringBuilder sb = new StringBuilder("gcslock.");
+        for (char c : setting.toCharArray()) {
+            if (Character.isUpperCase(c)) {
+                sb.append('-').append(Character.toLowerCase(c));
+            } else {
+                sb.append(c);
+            }
+        }
+        return sb.toString();
+    }
+}

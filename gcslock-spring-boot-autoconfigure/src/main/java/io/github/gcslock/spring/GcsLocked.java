@@ -1,0 +1,57 @@
+package io.github.gcslock.spring;
+
+import org.springframework.core.annotation.AliasFor;
+
+import java.lang.annotation.Documented;
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+
+/**
+ * Runs the annotated method only while holding the named GCS lock, so that exactly one instance of
+ * a service runs it at a time:
+ *
+ * <pre>{@code
+ * @Scheduled(cron = "0 0 2 * * *")
+ * @GcsLocked("nightly-report")
+ * void nightlyReport() { ... }
+ * }</pre>
+ *
+ * <p>The name may hold {@code ${...}} placeholders, and SpEL over the method's arguments when it
+ * contains {@code #}: {@code "'invoice-' + #tenant"} (an expression) or {@code "invoice-#{#tenant}"}
+ * (a template). Inside the method, {@link GcsLocks#currentLease()} gives the lease, so long work can
+ * call {@code checkHealthy()} between steps and tag writes with the fencing token.
+ *
+ * <p>Nested calls on one thread are reentrant and cost no GCS request. The lock is released when the
+ * method returns or throws (after {@link #holdAtLeast()}, if set). Usable as a meta-annotation.
+ */
+@Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
+@Retention(RetentionPolicy.RUNTIME)
+@Documented
+public @interface GcsLocked {
+
+    /** The lock name; alias of {@link #name()}. */
+    @AliasFor("name")
+    String value() default "";
+
+    /** The lock name; alias of {@link #value()}. */
+    @AliasFor("value")
+    String name() default "";
+
+    /**
+     * How long to wait for the lock, as a duration ({@code "30s"}, {@code "PT1M"}, {@code "500ms"}) or a
+     * placeholder. Empty: {@code gcslock.wait} (default 0s) for SKIP and FAIL, no limit for WAIT.
+     */
+    String maxWait() default "";
+
+    /** What to do when the lock is held elsewhere. */
+    IfLocked ifLocked() default IfLocked.SKIP;
+
+    /**
+     * Keep the lock at least this long after acquiring it, even if the method ends sooner (like
+     * ShedLock's lockAtLeastFor), so that instances whose clocks or schedules differ slightly do not
+     * run a short job twice. Empty or {@code "0s"}: release at once.
+     */
+    String holdAtLeast() default "";
+}

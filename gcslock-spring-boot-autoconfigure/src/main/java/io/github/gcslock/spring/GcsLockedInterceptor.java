@@ -1,0 +1,192 @@
+package io.github.gcslock.spring;
+
+import io.github.gcslock.Lease;
+import io.github.gcslock.LockNotAcquiredException;
+import io.github.gcslock.LockRegistry;
+import org.aopalliance.intercept.MethodInterceptor;
+import org.aopalliance.intercept.MethodInvocation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.aop.support.AopUtils;
+import org.springframework.beans.factory.BeanFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.convert.DurationStyle;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.core.MethodClassKey;
+import org.springframework.core.annotation.AnnotatedElementUtils;
+import org.springframework.core.env.Environment;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalDouble;
+import java.util.OptionalInt;
+import java.util.OptionalLong;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Runs {@link GcsLocked} methods under their lock: acquire, run, release in {@code finally}. Ordered
+ * outside {@code @Transactional}, so a transaction commits before the lock is given up.
+ */
+public class GcsLockedInterceptor implements MethodInterceptor {
+
+    private static final Logger log = LoggerFactory.getLogger(GcsLockedInterceptor.class);
+    private static final Duration NO_LIMIT = Duration.ofDays(365 * 100L);
+
+    private final ObjectProvider<LockRegistry> registry;
+    private final Environment environment;
+    private final BeanFactory beanFactory;
+    private final ApplicationEventPublisher events;
+    private final Duration defaultWait;
+    private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>();
+
+    public GcsLockedInterceptor(ObjectProvider<LockRegistry> registry, Environment environment, BeanFactory beanFactory,
+                                ApplicationEventPublisher events, Duration defaultWait) {
+        this.registry = registry;
+        this.environment = environment;
+        this.beanFactory = beanFactory;
+        this.events = events;
+        this.defaultWait = defaultWait;
+    }
+
+    /** What one annotated method asks for, parsed once. */
+    private record LockedMethod(LockNameResolver name, IfLocked ifLocked, Duration maxWait, Duration holdAtLeast,
+                                Method method) {
+    }
+
+    @Override
+    public Object invoke(MethodInvocation invocation) throws Throwable {
+        Class<?> targetClass = invocation.getThis() != null ? AopUtils.getTargetClass(invocation.getThis()) : null;
+        LockedMethod spec = cache.computeIfAbsent(new MethodClassKey(invocation.getMethod(), targetClass),
+                k -> parse(invocation.getMethod(), targetClass));
+        String name = spec.name.resolve(invocation.getThis(), invocation.getArguments(), beanFactory);
+        LockRegistry locks = registry.getObject();
+        Lease lease = acquire(locks, name, spec);
+        if (lease == null) {
+            log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method), name);
+            events.publishEvent(new GcsLockSkippedEvent(this, name, spec.method));
+            return emptyResult(spec.method.getReturnType());
+        }
+        long started = System.nanoTime();
+        GcsLocks.push(lease);
+        try {
+            return invocation.proceed();
+        } finally {
+            GcsLocks.pop();
+            Duration remaining = spec.holdAtLeast.minusNanos(System.nanoTime() - started);
+            if (remaining.isNegative() || remaining.isZero()) {
+                lease.release();
+            } else {
+                locks.releaseAfter(lease, remaining);
+            }
+        }
+    }
+
+    private Lease acquire(LockRegistry locks, String name, LockedMethod spec) throws InterruptedException {
+        switch (spec.ifLocked) {
+            case WAIT:
+                return locks.acquire(name, spec.maxWait != null ? spec.maxWait : NO_LIMIT);
+            case FAIL: {
+                Duration wait = spec.maxWait != null ? spec.maxWait : defaultWait;
+                if (wait.isZero()) {
+                    Optional<Lease> lease = locks.tryAcquire(name);
+                    if (lease.isEmpty()) {
+                        throw new LockNotAcquiredException(name, wait, locks.inspect(name).orElse(null), null);
+                    }
+                    return lease.get();
+                }
+                return locks.acquire(name, wait);
+            }
+            case SKIP:
+            default: {
+                Duration wait = spec.maxWait != null ? spec.maxWait : defaultWait;
+                if (wait.isZero()) {
+                    return locks.tryAcquire(name).orElse(null);
+                }
+                try {
+                    return locks.acquire(name, wait);
+                } catch (LockNotAcquiredException e) {
+                    if (e.getCause() != null) {
+                        throw e; // GCS errors are not "held elsewhere": say so rather than skip silently
+                    }
+                    return null;
+                }
+            }
+        }
+    }
+
+    private LockedMethod parse(Method method, Class<?> targetClass) {
+        Method specific = AopUtils.getMostSpecificMethod(method, targetClass);
+        GcsLocked ann = AnnotatedElementUtils.findMergedAnnotation(specific, GcsLocked.class);
+        if (ann == null) {
+            ann = AnnotatedElementUtils.findMergedAnnotation(method, GcsLocked.class);
+        }
+        if (ann == null) {
+            throw new IllegalStateException("no @GcsLocked on " + LockNameResolver.describe(method));
+        }
+        LockNameResolver name = new LockNameResolver(ann.name(), specific, environment);
+        return new LockedMethod(name, ann.ifLocked(), duration(ann.maxWait(), "maxWait", specific),
+                Optional.ofNullable(duration(ann.holdAtLeast(), "holdAtLeast", specific)).orElse(Duration.ZERO), specific);
+    }
+
+    private Duration duration(String raw, String attribute, Method method) {
+        if (raw == null || raw.isBlank()) {
+            return null;
+        }
+        String value = environment.resolvePlaceholders(raw).trim();
+        Duration d;
+        try {
+            d = DurationStyle.detectAndParse(value);
+        } catch (IllegalArgumentException e) {
+            throw new IllegalStateException("@GcsLocked on " + LockNameResolver.describe(method) + ": " + attribute
+                    + " '" + raw + "' is not a duration (use e.g. 30s, 500ms, PT1M)", e);
+        }
+        if (d.isNegative()) {
+            throw new IllegalStateException("@GcsLocked on " + LockNameResolver.describe(method) + ": " + attribute
+                    + " must not be negative, got " + raw);
+        }
+        return d;
+    }
+
+    /** What a skipped method returns: null, an empty Optional, or a primitive's zero. */
+    static Object emptyResult(Class<?> type) {
+        if (type == Optional.class) {
+            return Optional.empty();
+        }
+        if (type == OptionalInt.class) {
+            return OptionalInt.empty();
+        }
+        if (type == OptionalLong.class) {
+            return OptionalLong.empty();
+        }
+        if (type == OptionalDouble.class) {
+            return OptionalDouble.empty();
+        }
+        if (!type.isPrimitive() || type == void.class) {
+            return null;
+        }
+        if (type == boolean.class) {
+            return false;
+        }
+        if (type == char.class) {
+            return '\0';
+        }
+        if (type == byte.class) {
+            return (byte) 0;
+        }
+        if (type == short.class) {
+            return (short) 0;
+        }
+        if (type == int.class) {
+            return 0;
+        }
+        if (type == long.class) {
+            return 0L;
+        }
+        if (type == float.class) {
+            return 0f;
+        }
+        return 0d;
+    }
+}
