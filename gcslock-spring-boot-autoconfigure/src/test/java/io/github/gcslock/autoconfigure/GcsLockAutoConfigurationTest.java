@@ -1,0 +1,263 @@
+package io.github.gcslock.autoconfigure;
+
+import com.google.cloud.spring.autoconfigure.core.GcpContextAutoConfiguration;
+import com.google.cloud.spring.autoconfigure.storage.GcpStorageAutoConfiguration;
+import com.google.cloud.storage.Storage;
+import io.github.gcslock.GcsLockRegistry;
+import io.github.gcslock.Lease;
+import io.github.gcslock.LockRegistry;
+import io.github.gcslock.spring.GcsIntegrationLockRegistry;
+import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.aop.Advisor;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.locks.Lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Every condition and property of the auto-configuration, with ApplicationContextRunner. */
+class GcsLockAutoConfigurationTest {
+
+    private static GcsEmulator gcs;
+
+    @BeforeAll
+    static void startEmulator() {
+        gcs = GcsEmulator.start();
+        gcs.createBucket("locks");
+    }
+
+    @AfterAll
+    static void stopEmulator() {
+        gcs.close();
+    }
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
+                        GcsLockMetricsAutoConfiguration.class, GcsLockActuatorAutoConfiguration.class,
+                        GcsLockIntegrationAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks");
+    }
+
+    private static FailureAnalysis analyze(Throwable failure) {
+        FailureAnalysis a = new GcsLockFailureAnalyzer().analyze(failure);
+        return a != null ? a : new GcsLockStartupFailureAnalyzer().analyze(failure);
+    }
+
+    @Test
+    void createsARegistryWithTheReferenceDefaults() {
+        runner().run(ctx -> {
+            assertThat(ctx).hasSingleBean(LockRegistry.class).hasSingleBean(GcsLockRegistry.class);
+            GcsLockProperties p = ctx.getBean(GcsLockProperties.class);
+            assertThat(p.ttl()).isEqualTo(Duration.ofMinutes(5));
+            assertThat(p.refreshInterval()).isEqualTo(Duration.ofSeconds(37));
+            assertThat(p.maxRefreshFailures()).isEqualTo(3);
+            assertThat(p.prefix()).isEqualTo("gcslock/");
+            assertThat(p.defaultWait()).isZero();
+            assertThat(p.backoff().initial()).isEqualTo(Duration.ofSeconds(1));
+            assertThat(p.backoff().max()).isEqualTo(Duration.ofSeconds(30));
+            assertThat(p.backoff().multiplier()).isEqualTo(2.0);
+            assertThat(p.endpoint().forceReleaseEnabled()).isFalse();
+            GcsLockRegistry r = ctx.getBean(GcsLockRegistry.class);
+            assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(5));
+            assertThat(r.bucket()).isEqualTo("locks");
+            assertThat(ctx).hasSingleBean(Advisor.class);
+        });
+    }
+
+    @Test
+    void bindsEveryProperty() {
+        runner().withPropertyValues("gcslock.prefix=app/locks/", "gcslock.ttl=2m", "gcslock.refresh-interval=15s",
+                "gcslock.max-refresh-failures=4", "gcslock.identity=worker-7", "gcslock.wait=5s",
+                "gcslock.backoff.initial=200ms", "gcslock.backoff.max=5s", "gcslock.backoff.multiplier=3",
+                "gcslock.safety-margin=20s", "gcslock.operation-timeout=4s", "spring.application.name=billing").run(ctx -> {
+            GcsLockRegistry r = ctx.getBean(GcsLockRegistry.class);
+            assertThat(r.prefix()).isEqualTo("app/locks/");
+            assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(2));
+            assertThat(r.owner()).startsWith("worker-7#");
+            Lease lease = r.tryAcquire("x").orElseThrow();
+            assertThat(r.inspect("x").orElseThrow().application()).isEqualTo("billing");
+            assertThat(r.inspect("x").orElseThrow().objectName()).isEqualTo("app/locks/x");
+            lease.release();
+            assertThat(ctx.getBean(GcsLockProperties.class).defaultWait()).isEqualTo(Duration.ofSeconds(5));
+        });
+    }
+
+    @Test
+    void aUserRegistryWins() {
+        runner().withUserConfiguration(UserRegistry.class).run(ctx -> {
+            assertThat(ctx).hasSingleBean(LockRegistry.class);
+            assertThat(ctx.getBean(LockRegistry.class)).isSameAs(UserRegistry.INSTANCE);
+            assertThat(ctx).doesNotHaveBean(GcsLockRegistry.class);
+        });
+    }
+
+    @Test
+    void disabledMeansNoBeans() {
+        runner().withPropertyValues("gcslock.enabled=false").run(ctx -> {
+            assertThat(ctx).doesNotHaveBean(LockRegistry.class);
+            assertThat(ctx).doesNotHaveBean(Advisor.class);
+            assertThat(ctx).doesNotHaveBean(Storage.class);
+        });
+    }
+
+    @Test
+    void missingBucketFailsWithAMessageNamingTheProperty() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint())
+                .run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    FailureAnalysis a = analyze(ctx.getStartupFailure());
+                    assertThat(a.getDescription()).contains("gcslock.bucket");
+                    assertThat(a.getAction()).contains("Set gcslock.bucket");
+                });
+    }
+
+    @Test
+    void refreshIntervalTooLongForTheTtlFailsNamingIt() {
+        runner().withPropertyValues("gcslock.ttl=60s", "gcslock.refresh-interval=20s").run(ctx -> {
+            FailureAnalysis a = analyze(ctx.getStartupFailure());
+            assertThat(a.getDescription()).contains("gcslock.refresh-interval").contains("must be below ttl");
+        });
+    }
+
+    @Test
+    void nonPositiveDurationsFailNamingTheProperty() {
+        runner().withPropertyValues("gcslock.ttl=0s").run(ctx ->
+                assertThat(analyze(ctx.getStartupFailure()).getDescription()).contains("(property: gcslock.ttl)"));
+        runner().withPropertyValues("gcslock.backoff.initial=-1s").run(ctx ->
+                assertThat(analyze(ctx.getStartupFailure()).getDescription()).contains("gcslock.backoff.initial"));
+        runner().withPropertyValues("gcslock.backoff.max=10ms").run(ctx ->
+                assertThat(analyze(ctx.getStartupFailure()).getDescription()).contains("gcslock.backoff.max"));
+        runner().withPropertyValues("gcslock.max-refresh-failures=0").run(ctx ->
+                assertThat(analyze(ctx.getStartupFailure()).getDescription()).contains("gcslock.max-refresh-failures"));
+    }
+
+    @Test
+    void aBucketThatDoesNotExistIsExplained() {
+        runner().withPropertyValues("gcslock.bucket=missing-bucket").run(ctx -> {
+            FailureAnalysis a = analyze(ctx.getStartupFailure());
+            assertThat(a.getDescription()).contains("bucket 'missing-bucket' does not exist");
+            assertThat(a.getAction()).contains("gcslock.bucket");
+        });
+    }
+
+    @Test
+    void reusesTheApplicationsStorageBeanAndCreatesNoOther() {
+        gcs.faults().resetCounters();
+        runner().withPropertyValues("gcslock.emulator.endpoint=").withUserConfiguration(UserStorage.class).run(ctx -> {
+            assertThat(ctx).hasSingleBean(Storage.class);
+            ctx.getBean(LockRegistry.class).tryAcquire("reuse").orElseThrow().release();
+            assertThat(gcs.faults().requestCount(Operation.INSERT)).isEqualTo(1);
+        });
+    }
+
+    @Test
+    void worksBesideSpringCloudGcpWithoutCredentialsWhenPointedAtAnEmulator() {
+        runner().withConfiguration(AutoConfigurations.of(GcpContextAutoConfiguration.class, GcpStorageAutoConfiguration.class))
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx).hasSingleBean(Storage.class);
+                    assertThat(ctx.getBean(LockRegistry.class).tryAcquire("gcp")).isPresent();
+                });
+    }
+
+    @Test
+    void metricsWhenAMeterRegistryIsPresent() {
+        runner().withBean(MeterRegistry.class, SimpleMeterRegistry::new).run(ctx -> {
+            assertThat(ctx).hasSingleBean(GcsLockMetrics.class);
+            MeterRegistry meters = ctx.getBean(MeterRegistry.class);
+            ctx.getBeansOfType(io.micrometer.core.instrument.binder.MeterBinder.class).values().forEach(b -> b.bindTo(meters));
+            LockRegistry r = ctx.getBean(LockRegistry.class);
+            Lease lease = r.tryAcquire("metered").orElseThrow();
+            assertThat(meters.get("gcslock.held").gauge().value()).isEqualTo(1.0);
+            assertThat(meters.get("gcslock.acquire").tag("outcome", "acquired").timer().count()).isEqualTo(1);
+            lease.release();
+            assertThat(meters.get("gcslock.held").gauge().value()).isZero();
+        });
+    }
+
+    @Test
+    void healthIndicatorAndEndpointWithActuatorAndTheirSwitches() {
+        runner().run(ctx -> {
+            assertThat(ctx).hasSingleBean(GcsLockHealthIndicator.class);
+        });
+        runner().withPropertyValues("management.health.gcsLock.enabled=false").run(ctx ->
+                assertThat(ctx).doesNotHaveBean(GcsLockHealthIndicator.class));
+        runner().withPropertyValues("management.endpoints.web.exposure.include=gcslocks").run(ctx ->
+                assertThat(ctx).hasSingleBean(GcsLocksEndpoint.class));
+    }
+
+    @Test
+    void springIntegrationAdapter() {
+        runner().run(ctx -> {
+            assertThat(ctx).hasSingleBean(GcsIntegrationLockRegistry.class);
+            Lock lock = ctx.getBean(GcsIntegrationLockRegistry.class).obtain("leader");
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+        });
+    }
+
+    @Test
+    void embeddedEmulatorNeedsNoBucket() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.embedded=true")
+                .run(ctx -> {
+                    assertThat(ctx).hasSingleBean(GcsEmulator.class);
+                    assertThat(ctx.getBean(GcsLockRegistry.class).bucket()).isEqualTo("gcslock");
+                    assertThat(ctx.getBean(LockRegistry.class).tryAcquire("x")).isPresent();
+                });
+    }
+
+    @Test
+    void propertyNamesOfSettings() {
+        assertThat(GcsLockFailureAnalyzer.propertyOf("refreshInterval")).isEqualTo("gcslock.refresh-interval");
+        assertThat(GcsLockFailureAnalyzer.propertyOf("backoff.max")).isEqualTo("gcslock.backoff.max");
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserStorage {
+        @Bean
+        Storage myStorage() {
+            return gcs.storage();
+        }
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class UserRegistry {
+        static final LockRegistry INSTANCE = new LockRegistry() {
+            @Override public Optional<Lease> tryAcquire(String name) { return Optional.empty(); }
+            @Override public Lease acquire(String name, Duration maxWait) { throw new UnsupportedOperationException(); }
+            @Override public <T, E extends Exception> T withLock(String n, Duration w, io.github.gcslock.LockedCallable<T, E> a) {
+                throw new UnsupportedOperationException();
+            }
+            @Override public Lock obtain(String name) { throw new UnsupportedOperationException(); }
+            @Override public Optional<io.github.gcslock.LockInfo> inspect(String name) { return Optional.empty(); }
+            @Override public List<io.github.gcslock.LockInfo> list() { return List.of(); }
+            @Override public Collection<Lease> heldLeases() { return List.of(); }
+            @Override public void releaseAfter(Lease lease, Duration delay) { }
+            @Override public boolean forceRelease(String name, long token, long meta) { return false; }
+        };
+
+        @Bean
+        LockRegistry myRegistry() {
+            return INSTANCE;
+        }
+    }
+}

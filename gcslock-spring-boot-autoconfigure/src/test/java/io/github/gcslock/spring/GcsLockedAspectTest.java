@@ -1,0 +1,307 @@
+package io.github.gcslock.spring;
+
+import io.github.gcslock.GcsLockRegistry;
+import io.github.gcslock.Lease;
+import io.github.gcslock.LockNotAcquiredException;
+import io.github.gcslock.test.Operation;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Lazy;
+import org.springframework.scheduling.annotation.Async;
+import org.springframework.scheduling.annotation.EnableAsync;
+import org.springframework.stereotype.Component;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+import java.lang.annotation.ElementType;
+import java.lang.annotation.Retention;
+import java.lang.annotation.RetentionPolicy;
+import java.lang.annotation.Target;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/** {@code @GcsLocked} in a running application against the emulator. */
+@SpringBootTest(classes = GcsLockedAspectTest.App.class, properties = {
+        "gcslock.ttl=2s", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms",
+        "app.lock-name=from-placeholder"})
+class GcsLockedAspectTest {
+
+    static final String BUCKET = SharedEmulator.newBucket();
+
+    @DynamicPropertySource
+    static void gcs(DynamicPropertyRegistry r) {
+        r.add("gcslock.emulator.endpoint", SharedEmulator.GCS::endpoint);
+        r.add("gcslock.bucket", () -> BUCKET);
+    }
+
+    @Autowired
+    Jobs jobs;
+    @Autowired
+    Events events;
+
+    private final GcsLockRegistry other = SharedEmulator.otherInstance(BUCKET);
+
+    @AfterEach
+    void closeOther() {
+        other.close();
+        events.seen.clear();
+    }
+
+    @Test
+    void runsTheMethodHoldingTheLockAndReleasesAfterwards() {
+        assertThat(jobs.report()).isEqualTo("ran");
+        assertThat(jobs.lastLease().name()).isEqualTo("report");
+        assertThat(jobs.lastLease().isHealthy()).as("released after the method").isFalse();
+        assertThat(other.tryAcquire("report")).isPresent();
+        assertThat(events.seen).anyMatch(e -> e instanceof GcsLockAcquiredEvent)
+                .anyMatch(e -> e instanceof GcsLockReleasedEvent);
+    }
+
+    @Test
+    void skipsWhenAnotherInstanceHoldsTheLock() {
+        Lease held = other.tryAcquire("report").orElseThrow();
+        int before = jobs.runs();
+        assertThat(jobs.report()).isNull();
+        assertThat(jobs.optionalReport()).isEmpty();
+        assertThat(jobs.count()).isZero();
+        assertThat(jobs.runs()).isEqualTo(before);
+        assertThat(events.seen).anySatisfy(e -> {
+            assertThat(e).isInstanceOf(GcsLockSkippedEvent.class);
+            assertThat(((GcsLockSkippedEvent) e).method().getName()).isIn("report", "optionalReport", "count");
+        });
+        held.release();
+    }
+
+    @Test
+    void failModeThrowsNamingTheLockAndHolder() {
+        Lease held = other.tryAcquire("strict").orElseThrow();
+        assertThatThrownBy(() -> jobs.strict()).isInstanceOf(LockNotAcquiredException.class)
+                .hasMessageContaining("'strict'").hasMessageContaining(other.owner());
+        held.release();
+    }
+
+    @Test
+    void waitModeWaitsForTheHolder() throws Exception {
+        Lease held = other.tryAcquire("patient").orElseThrow();
+        CompletableFuture.runAsync(() -> {
+            sleep(300);
+            held.release();
+        });
+        assertThat(jobs.patient()).isEqualTo("waited");
+    }
+
+    @Test
+    void spelExpressionTemplateAndPlaceholderNames() {
+        assertThat(jobs.perTenant("acme")).isEqualTo("tenant-acme");
+        assertThat(jobs.template(42)).isEqualTo("order-42");
+        assertThat(jobs.placeholder()).isEqualTo("from-placeholder");
+        assertThat(jobs.metaAnnotated()).isEqualTo("nightly");
+    }
+
+    @Test
+    void spelErrorsNameTheMethod() {
+        assertThatThrownBy(() -> jobs.broken("x")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Jobs.broken(..)").hasMessageContaining("#nosuch.length()");
+        assertThatThrownBy(() -> jobs.emptyName()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("Jobs.emptyName(..)").hasMessageContaining("no lock name");
+        assertThatThrownBy(() -> jobs.badWait()).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("maxWait 'soon' is not a duration");
+    }
+
+    @Test
+    void reentrantOnOneThreadWithoutGcsRequests() {
+        SharedEmulator.GCS.faults().resetCounters();
+        assertThat(jobs.outer()).isEqualTo("inner-ran");
+        // One create and one delete for the outer call; the nested call made none.
+        assertThat(SharedEmulator.GCS.faults().requestCount(Operation.INSERT)).isEqualTo(1);
+        assertThat(SharedEmulator.GCS.faults().requestCount(Operation.DELETE)).isEqualTo(1);
+    }
+
+    @Test
+    void releasesWhenTheMethodThrows() {
+        assertThatThrownBy(() -> jobs.failing()).isInstanceOf(IllegalStateException.class).hasMessage("job failed");
+        assertThat(other.tryAcquire("failing")).isPresent();
+    }
+
+    @Test
+    void holdAtLeastKeepsTheLockAfterAShortJob() {
+        jobs.shortJob();
+        assertThat(other.tryAcquire("short")).as("still held after the method returned").isEmpty();
+        await().atMost(Duration.ofSeconds(3)).until(() -> other.tryAcquire("short").isPresent());
+    }
+
+    @Test
+    void asyncMethodsHoldTheLockOnTheirOwnThread() throws Exception {
+        String thread = jobs.async().get(5, TimeUnit.SECONDS);
+        assertThat(thread).isNotEqualTo(Thread.currentThread().getName());
+        assertThat(other.tryAcquire("async")).isPresent();
+    }
+
+    @Test
+    void currentLeaseIsVisibleInsideOnly() {
+        assertThat(GcsLocks.currentLease()).isEmpty();
+        assertThatThrownBy(GcsLocks::checkHealthy).isInstanceOf(IllegalStateException.class);
+        assertThat(jobs.fencingToken()).isPositive();
+    }
+
+    static void sleep(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Target(ElementType.METHOD)
+    @Retention(RetentionPolicy.RUNTIME)
+    @GcsLocked("nightly")
+    @interface NightlyJob {
+    }
+
+    @Component
+    static class Jobs {
+        final AtomicInteger runs = new AtomicInteger();
+        volatile Lease lastLease;
+        @Autowired
+        @Lazy
+        Jobs self;
+
+        // Fields of a proxied bean are read through methods: the proxy's own fields are empty.
+        public int runs() {
+            return runs.get();
+        }
+
+        public Lease lastLease() {
+            return lastLease;
+        }
+
+        @GcsLocked("report")
+        public String report() {
+            runs.incrementAndGet();
+            lastLease = GcsLocks.currentLease().orElseThrow();
+            return "ran";
+        }
+
+        @GcsLocked("report")
+        public Optional<String> optionalReport() {
+            return Optional.of("ran");
+        }
+
+        @GcsLocked("report")
+        public int count() {
+            return 1;
+        }
+
+        @GcsLocked(value = "strict", ifLocked = IfLocked.FAIL)
+        public void strict() {
+        }
+
+        @GcsLocked(value = "patient", ifLocked = IfLocked.WAIT, maxWait = "5s")
+        public String patient() {
+            return "waited";
+        }
+
+        @GcsLocked("'tenant-' + #tenant")
+        public String perTenant(String tenant) {
+            return GcsLocks.currentLease().orElseThrow().name();
+        }
+
+        @GcsLocked("order-#{#id}")
+        public String template(int id) {
+            return GcsLocks.currentLease().orElseThrow().name();
+        }
+
+        @GcsLocked("${app.lock-name}")
+        public String placeholder() {
+            return GcsLocks.currentLease().orElseThrow().name();
+        }
+
+        @NightlyJob
+        public String metaAnnotated() {
+            return GcsLocks.currentLease().orElseThrow().name();
+        }
+
+        @GcsLocked("#nosuch.length()")
+        public void broken(String tenant) {
+        }
+
+        @GcsLocked("")
+        public void emptyName() {
+        }
+
+        @GcsLocked(value = "bad-wait", maxWait = "soon")
+        public void badWait() {
+        }
+
+        @GcsLocked("outer")
+        public String outer() {
+            return self.inner();
+        }
+
+        @GcsLocked("outer")
+        public String inner() {
+            return "inner-ran";
+        }
+
+        @GcsLocked("failing")
+        public void failing() {
+            throw new IllegalStateException("job failed");
+        }
+
+        @GcsLocked(value = "short", holdAtLeast = "800ms")
+        public void shortJob() {
+        }
+
+        @Async
+        @GcsLocked("async")
+        public CompletableFuture<String> async() {
+            GcsLocks.checkHealthy();
+            return CompletableFuture.completedFuture(Thread.currentThread().getName());
+        }
+
+        @GcsLocked("token")
+        public long fencingToken() {
+            GcsLocks.checkHealthy();
+            return GcsLocks.currentLease().orElseThrow().fencingToken();
+        }
+    }
+
+    static class Events implements ApplicationListener<GcsLockEvent> {
+        final List<GcsLockEvent> seen = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void onApplicationEvent(GcsLockEvent event) {
+            seen.add(event);
+        }
+    }
+
+    @SpringBootConfiguration
+    @EnableAutoConfiguration
+    @EnableAsync
+    static class App {
+        @Bean
+        Jobs jobs() {
+            return new Jobs();
+        }
+
+        @Bean
+        Events events() {
+            return new Events();
+        }
+    }
+}
