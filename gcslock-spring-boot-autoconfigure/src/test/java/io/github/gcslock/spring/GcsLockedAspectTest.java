@@ -153,6 +153,25 @@ class GcsLockedAspectTest {
     }
 
     @Test
+    void worksOnVirtualThreads() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(Runtime.version().feature() >= 21, "virtual threads need Java 21+");
+        // Thread.ofVirtual() by reflection: this module is compiled for Java 17.
+        Object builder = Thread.class.getMethod("ofVirtual").invoke(null);
+        java.util.concurrent.atomic.AtomicReference<Object> result = new java.util.concurrent.atomic.AtomicReference<>();
+        Runnable task = () -> {
+            try {
+                result.set(jobs.fencingToken());
+            } catch (RuntimeException e) {
+                result.set(e);
+            }
+        };
+        Thread t = (Thread) Class.forName("java.lang.Thread$Builder").getMethod("start", Runnable.class).invoke(builder, task);
+        t.join(5000);
+        assertThat(result.get()).isInstanceOf(Long.class);
+        assertThat(other.tryAcquire("token")).isPresent();
+    }
+
+    @Test
     void currentLeaseIsVisibleInsideOnly() {
         assertThat(GcsLocks.currentLease()).isEmpty();
         assertThatThrownBy(GcsLocks::checkHealthy).isInstanceOf(IllegalStateException.class);
