@@ -133,6 +133,19 @@ class ValidationTest extends EmulatorTestBase {
                 .hasMessageContaining("last GCS error");
     }
 
+    /** GCS unreachable while a lease is held: the lease is declared lost before its TTL, never silently kept. */
+    @Test
+    void unreachableGcsMidLeaseLosesTheLeaseBeforeItsTtl() throws Exception {
+        GcsLockRegistry r = registry(b -> b.operationTimeout(Duration.ofMillis(150)));
+        Lease lease = r.acquire("job", Duration.ZERO);
+        long t0 = System.nanoTime();
+        gcs.close();
+        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(TTL);
+        assertThat(lease.lostReason()).isPresent();
+        lease.release(); // does not throw, although GCS cannot be reached
+    }
+
     @Test
     void negativeWaitIsRejected() {
         GcsLockRegistry r = registry();
