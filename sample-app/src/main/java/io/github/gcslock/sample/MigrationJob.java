@@ -16,7 +16,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A long job in steps: it checks its lease between steps and stops cleanly when the lease is lost
- * (another instance may already be running it), instead of finishing blind.
+ * (another instance may already be running it), instead of finishing blind; and it records its
+ * progress in a store fenced by the lease's token, which refuses a write from a holder that was
+ * paused past its lease.
  */
 @Component
 public class MigrationJob implements ApplicationListener<ContextClosedEvent> {
@@ -29,7 +31,11 @@ public class MigrationJob implements ApplicationListener<ContextClosedEvent> {
     private final AtomicInteger stoppedOnLoss = new AtomicInteger();
     private volatile boolean shuttingDown;
 
-    public MigrationJob(@Value("${sample.migration.step:1s}") Duration step, @Value("${sample.migration.steps:30}") int steps) {
+    private final FencedResultStore results;
+
+    public MigrationJob(FencedResultStore results, @Value("${sample.migration.step:1s}") Duration step,
+                        @Value("${sample.migration.steps:30}") int steps) {
+        this.results = results;
         this.step = step;
         this.steps = steps;
     }
@@ -52,7 +58,15 @@ public class MigrationJob implements ApplicationListener<ContextClosedEvent> {
                 log.warn("migration stopped cleanly before step {} of {}: {}", i, steps, e.getMessage());
                 return;
             }
-            Thread.sleep(step.toMillis());
+            Thread.sleep(step.toMillis()); // the work of one step
+            try {
+                // A pause (GC, SIGSTOP) between the check above and this write is what fencing is for:
+                // if a newer holder has written meanwhile, the store refuses our older token.
+                results.write("migration-progress", "step " + i + " by token " + token, token);
+            } catch (FencedResultStore.StaleTokenException e) {
+                log.warn("fenced write of step {} refused: {}", i, e.getMessage());
+                continue; // the check at the top of the loop now stops the job
+            }
             completedSteps.incrementAndGet();
         }
         log.info("migration finished {} steps (fencing token {})", steps, token);
