@@ -204,6 +204,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             StorageException lastError = null;
             for (int n = 0; ; n++) {
                 try {
+                    // After seeing the lock held, poll with a read (1 request) and only try to create when
+                    // it is gone or may be taken over: a create that fails costs a create and a read.
+                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name) : null;
+                    if (stillHeld != null) {
+                        holder = stillHeld;
+                        notifyNotAcquired(name, holder);
+                        long remaining = budget - (nanoTime.getAsLong() - start);
+                        if (remaining <= 0) {
+                            throw new LockNotAcquiredException(name, maxWait, holder, null);
+                        }
+                        TimeUnit.NANOSECONDS.sleep(Math.min(remaining, backoff.delay(n).toNanos()));
+                        continue;
+                    }
                     Attempt result = attempt(name, leaseId);
                     if (result.lease != null) {
                         acquired = true;
@@ -294,6 +307,17 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return new Attempt(null, seen);
         }
         return new Attempt(null, seen);
+    }
+
+    /** One read: the holder if the lock is plainly held by another owner and not stale; else null (worth an attempt). */
+    private LockInfo stillHeldBySomeoneElse(String name) {
+        Blob current = storage.get(BlobId.of(bucket, prefix + name));
+        if (current == null) {
+            return null;
+        }
+        observe(current);
+        LockInfo info = info(name, current);
+        return me.owner().equals(info.owner()) || info.stale() ? null : info;
     }
 
     /** Deletes {@code seen} only if it is unchanged; true if this call deleted it. */

@@ -31,6 +31,7 @@ public final class Faults {
     private volatile Duration writeRateInterval;
     private volatile Duration clockOffset = Duration.ZERO;
     private final AtomicLong injected = new AtomicLong();
+    private final AtomicLong rateLimited = new AtomicLong();
     private Random random = new Random();
 
     Faults() {
@@ -155,8 +156,14 @@ public final class Faults {
         return injected.get();
     }
 
-    /** Sets every request counter to zero. */
+    /** How many writes the one-write-per-second limit answered with 429 since the last {@link #resetCounters()}. */
+    public long rateLimited() {
+        return rateLimited.get();
+    }
+
+    /** Sets every request counter (and the rate-limit counter) to zero. */
     public Faults resetCounters() {
+        rateLimited.set(0);
         counters.values().forEach(c -> c.set(0));
         return this;
     }
@@ -221,6 +228,7 @@ public final class Faults {
 
     void countRateLimited() {
         injected.incrementAndGet();
+        rateLimited.incrementAndGet();
     }
 
     Duration writeRateInterval() {

@@ -51,6 +51,14 @@ public final class GcsEmulator implements AutoCloseable {
     private final ObjectStore store;
     private final String endpoint;
 
+    static {
+        // Without TCP_NODELAY the JDK server's small replies wait for delayed ACKs (~40 ms on Linux),
+        // which would swamp every latency the emulator is asked to inject.
+        if (System.getProperty("sun.net.httpserver.nodelay") == null) {
+            System.setProperty("sun.net.httpserver.nodelay", "true");
+        }
+    }
+
     private GcsEmulator(int port) throws IOException {
         this.store = new ObjectStore(() -> Clock.offset(Clock.systemUTC(), faults.clockOffset()),
                 faults::writeRateInterval, faults::countRateLimited);
