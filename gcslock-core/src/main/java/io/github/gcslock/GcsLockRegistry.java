@@ -54,6 +54,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private static final int MAX_IMMEDIATE_RETRIES = 4;
 
     private final Storage storage;
+    /**
+     * The same client without its own retries, for the attempts of a waiting {@code acquire}: that loop
+     * retries with jittered backoff itself, and a herd of clients each retrying 429s after a release
+     * would spend many requests for nothing. A create whose reply was lost is adopted on the next attempt.
+     */
+    private final Storage singleTry;
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
@@ -84,6 +90,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private GcsLockRegistry(Builder b, Storage boundedStorage) {
         this.storage = boundedStorage;
+        this.singleTry = Builder.withoutRetries(boundedStorage);
         this.bucket = b.bucket;
         this.prefix = b.prefix;
         this.ttl = b.ttl;
@@ -165,7 +172,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         boolean acquired = false;
         try {
-            Attempt result = attempt(name, ProcessIdentity.randomHex(8));
+            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage);
             if (result.lease != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease));
@@ -206,7 +213,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 try {
                     // After seeing the lock held, poll with a read (1 request) and only try to create when
                     // it is gone or may be taken over: a create that fails costs a create and a read.
-                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name) : null;
+                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, singleTry) : null;
                     if (stillHeld != null) {
                         holder = stillHeld;
                         notifyNotAcquired(name, holder);
@@ -217,7 +224,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                         TimeUnit.NANOSECONDS.sleep(Math.min(remaining, backoff.delay(n).toNanos()));
                         continue;
                     }
-                    Attempt result = attempt(name, leaseId);
+                    Attempt result = attempt(name, leaseId, singleTry);
                     if (result.lease != null) {
                         acquired = true;
                         return own(slot, result.lease);
@@ -251,7 +258,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** One attempt of ALGORITHM.md "Acquire", including the "retry at once" cases. Throws StorageException on errors. */
-    private Attempt attempt(String name, String leaseId) {
+    private Attempt attempt(String name, String leaseId, Storage storage) {
         BlobId id = BlobId.of(bucket, prefix + name);
         LockInfo seen = null;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
@@ -291,13 +298,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
                 // nobody else can be using it, so retake it at once instead of waiting for the TTL.
                 log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
-                deleteIfUnchanged(current);
+                deleteIfUnchanged(current, storage);
                 continue;
             }
             if (seen.stale()) {
                 // Preconditions on generation and metageneration: if the holder refreshed, or another
                 // contender took over between our GET and this DELETE, the delete fails (seed 004's race).
-                if (deleteIfUnchanged(current)) {
+                if (deleteIfUnchanged(current, storage)) {
                     log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
                             seen.updated(), seen.ttl());
                     notifyTookOver(name, seen);
@@ -310,7 +317,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** One read: the holder if the lock is plainly held by another owner and not stale; else null (worth an attempt). */
-    private LockInfo stillHeldBySomeoneElse(String name) {
+    private LockInfo stillHeldBySomeoneElse(String name, Storage storage) {
         Blob current = storage.get(BlobId.of(bucket, prefix + name));
         if (current == null) {
             return null;
@@ -321,7 +328,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** Deletes {@code seen} only if it is unchanged; true if this call deleted it. */
-    private boolean deleteIfUnchanged(Blob seen) {
+    private boolean deleteIfUnchanged(Blob seen, Storage storage) {
         try {
             return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),
                     Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));
@@ -956,6 +963,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 b.setTransportOptions(http.toBuilder().setConnectTimeout(ms).setReadTimeout(ms).build());
             }
             return b.build().getService();
+        }
+
+        static Storage withoutRetries(Storage bounded) {
+            StorageOptions options = bounded.getOptions();
+            return options.toBuilder().setRetrySettings(options.getRetrySettings().toBuilder().setMaxAttempts(1).build())
+                    .build().getService();
         }
 
         private static Duration min(Duration a, Duration b) {

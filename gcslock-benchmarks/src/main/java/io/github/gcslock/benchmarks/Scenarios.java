@@ -115,7 +115,7 @@ final class Scenarios {
 
     void contention() throws Exception {
         int[] counts = {2, 8, 32};
-        Duration run = quick ? Duration.ofSeconds(7) : Duration.ofSeconds(40);
+        Duration run = quick ? Duration.ofSeconds(10) : Duration.ofSeconds(60);
         for (int c : counts) {
             for (String system : List.of("ours", "naive", "shedlock")) {
                 contentionRun(system, c, run);
