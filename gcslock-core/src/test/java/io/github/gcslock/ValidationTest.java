@@ -146,6 +146,20 @@ class ValidationTest extends EmulatorTestBase {
         lease.release(); // does not throw, although GCS cannot be reached
     }
 
+    /** GCS unreachable at start-up: the registry starts (logging a warning) and each lock call reports the error. */
+    @Test
+    void unreachableGcsAtStartUpIsNotFatalAndLockCallsSaySo() {
+        gcs.close();
+        GcsLockRegistry r = GcsLockRegistry.builder(storage, BUCKET).ttl(TTL).refreshInterval(REFRESH)
+                .operationTimeout(Duration.ofMillis(300)).build();
+        try {
+            assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(GcsLockException.class)
+                    .hasMessageContaining("unknown whether the lock is free");
+        } finally {
+            r.close();
+        }
+    }
+
     @Test
     void negativeWaitIsRejected() {
         GcsLockRegistry r = registry();
