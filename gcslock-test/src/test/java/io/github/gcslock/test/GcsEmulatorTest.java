@@ -272,6 +272,23 @@ class GcsEmulatorTest {
     }
 
     @Test
+    void mediaUploadOverRawHttpCreatesTheObjectAndHonoursPreconditions() throws Exception {
+        java.net.URL url = java.net.URI.create(gcs.endpoint()
+                + "/upload/storage/v1/b/" + BUCKET + "/o?uploadType=media&name=raw%2Fobj&ifGenerationMatch=0").toURL();
+        for (int expected : new int[]{200, 412}) {
+            java.net.HttpURLConnection c = (java.net.HttpURLConnection) url.openConnection();
+            c.setRequestMethod("POST");
+            c.setDoOutput(true);
+            c.setRequestProperty("Content-Type", "text/plain");
+            c.getOutputStream().write("media".getBytes(StandardCharsets.UTF_8));
+            assertThat(c.getResponseCode()).isEqualTo(expected);
+        }
+        Blob b = storage.get(BlobId.of(BUCKET, "raw/obj"));
+        assertThat(b.getContentType()).isEqualTo("text/plain");
+        assertThat(new String(storage.readAllBytes(b.getBlobId()), StandardCharsets.UTF_8)).isEqualTo("media");
+    }
+
+    @Test
     void countersCountPerOperation() {
         gcs.faults().resetCounters();
         storage.create(info("n", Map.of()), new byte[0]);
