@@ -50,6 +50,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GcsLockRegistry.class);
 
+
     /** How many times one attempt may "retry at once" (object vanished, leaked or stale deleted) before giving up. */
     private static final int MAX_IMMEDIATE_RETRIES = 4;
 
@@ -64,6 +65,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final String prefix;
     private final Duration ttl;
     private final Duration safetyMargin;
+    /** GCS allows about one write per second to one object name; after a 429, waiting this long helps. */
+    private final Duration writeRateWindow;
     private final Backoff backoff;
     private final Clock clock;
     private final LongSupplier nanoTime;
@@ -95,6 +98,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.prefix = b.prefix;
         this.ttl = b.ttl;
         this.safetyMargin = b.effectiveSafetyMargin();
+        this.writeRateWindow = b.writeRateWindow;
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.backoffMultiplier);
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
@@ -243,7 +247,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 if (remaining <= 0) {
                     throw new LockNotAcquiredException(name, maxWait, holder, lastError);
                 }
-                long sleep = Math.min(remaining, backoff.delay(n).toNanos());
+                // A 429 on the create means the object was written (released) under a second ago: the
+                // write limit will refuse every create until that second is over, so wait for it.
+                Duration delay = lastError != null && lastError.getCode() == 429
+                        ? writeRateWindow.plusNanos(java.util.concurrent.ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1))
+                        : backoff.delay(n);
+                long sleep = Math.min(remaining, delay.toNanos());
                 TimeUnit.NANOSECONDS.sleep(sleep);
             }
         } finally {
@@ -429,8 +438,22 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         try {
             // Generation + metageneration: a late release must never delete a newer holder's object
             // (seed 000's "unintended release"); metagenerations alone restart at 1 for each generation.
-            boolean deleted = storage.delete(lease.blobId(), Storage.BlobSourceOption.generationMatch(lease.fencingToken()),
-                    Storage.BlobSourceOption.metagenerationMatch(lease.metageneration()));
+            Storage.BlobSourceOption[] guard = {Storage.BlobSourceOption.generationMatch(lease.fencingToken()),
+                    Storage.BlobSourceOption.metagenerationMatch(lease.metageneration())};
+            boolean deleted;
+            try {
+                deleted = singleTry.delete(lease.blobId(), guard);
+            } catch (StorageException first) {
+                if (!isTransient(first)) {
+                    throw first;
+                }
+                if (first.getCode() == 429) {
+                    // GCS's write limit on one object (about one per second): our last write was under a
+                    // second ago. Wait that second out once instead of letting the client retry every 50 ms.
+                    sleepQuietly(writeRateWindow);
+                }
+                deleted = storage.delete(lease.blobId(), guard); // with the client's bounded retries
+            }
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
         } catch (StorageException e) {
             if (e.getCode() == 412) {
@@ -682,6 +705,14 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 + e.getCode() + " " + e.getMessage(), e);
     }
 
+    private static void sleepQuietly(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // keep the flag; the release goes on
+        }
+    }
+
     private static long saturatedNanos(Duration d) {
         try {
             return d.toNanos();
@@ -754,6 +785,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         private String applicationName;
         private boolean verifyBucket = true;
         private int refresherThreads = 2;
+        private Duration writeRateWindow = Duration.ofSeconds(1);
         private final List<LockEventListener> listeners = new ArrayList<>();
 
         private Builder(Storage storage, String bucket) {
@@ -835,6 +867,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         /** Whether {@link #build()} reads the bucket to check it exists and suits locks (default true). */
         public Builder verifyBucket(boolean verifyBucket) {
             this.verifyBucket = verifyBucket;
+            return this;
+        }
+
+        /**
+         * How long GCS's per-object write limit lasts (about one write per second, so default 1 s): after a
+         * 429 on a create or a release's delete, the engine waits this long once instead of retrying at
+         * once. Shorter only for emulators that scale the limit down.
+         */
+        public Builder writeRateWindow(Duration writeRateWindow) {
+            this.writeRateWindow = Objects.requireNonNull(writeRateWindow, "writeRateWindow");
             return this;
         }
 
@@ -928,6 +970,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (margin.isNegative() || ttl.minus(margin).compareTo(refreshInterval) <= 0) {
                 throw new GcsLockConfigurationException("safetyMargin", "safetyMargin (" + margin
                         + ") must be at least 0 and leave more than one refreshInterval (" + refreshInterval + ") of the ttl (" + ttl + ")");
+            }
+            if (writeRateWindow.isNegative()) {
+                throw new GcsLockConfigurationException("writeRateWindow", "writeRateWindow must not be negative, got " + writeRateWindow);
             }
             if (refresherThreads < 1) {
                 throw new GcsLockConfigurationException("refresherThreads", "refresherThreads must be at least 1, got " + refresherThreads);

@@ -51,6 +51,7 @@ abstract class EmulatorTestBase {
                 .ttl(TTL)
                 .refreshInterval(REFRESH)
                 .operationTimeout(Duration.ofMillis(500))
+                .writeRateWindow(Duration.ofMillis(20)) // the tests' emulator scales GCS's 1 s write limit down
                 .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0);
         custom.accept(b);
         GcsLockRegistry r = b.build();

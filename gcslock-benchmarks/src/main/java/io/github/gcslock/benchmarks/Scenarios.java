@@ -134,7 +134,7 @@ final class Scenarios {
                     case "ours" -> {
                         GcsLockRegistry r = GcsLockRegistry.builder(storage, BUCKET).verifyBucket(false)
                                 .ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
-                                .backoff(Duration.ofMillis(100), Duration.ofSeconds(1), 2).build();
+                                .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2).build();
                         registries.add(r);
                         cs.add(deadline -> {
                             long wait = deadline - System.nanoTime();
