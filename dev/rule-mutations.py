@@ -10,7 +10,7 @@ muts = [
  ("stale takeover metageneration precondition", E+'GcsLockRegistry.java', "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),\n                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()));", "AlgorithmRulesTest#staleTakeoverDoesNotDeleteALockRefreshedBetweenReadAndDelete"),
  ("stale takeover generation precondition", E+'GcsLockRegistry.java', "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),\n                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "return storage.delete(BlobId.of(seen.getBucket(), seen.getName()), Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "AlgorithmRulesTest#staleTakeoverDoesNotDeleteANewHoldersObjectWithTheSameMetageneration"),
  ("stale takeover at all", E+'GcsLockRegistry.java', "if (seen.stale()) {", "if (false) {", "AlgorithmRulesTest#takesOverALockWhoseHolderStoppedRefreshing"),
- ("release generation precondition", E+'GcsLockRegistry.java', "boolean deleted = storage.delete(lease.blobId(), Storage.BlobSourceOption.generationMatch(lease.fencingToken()),\n                    Storage.BlobSourceOption.metagenerationMatch(lease.metageneration()));", "boolean deleted = storage.delete(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()), Storage.BlobSourceOption.metagenerationMatch(lease.metageneration()));", "AlgorithmRulesTest#aLateReleaseNeverDeletesTheNextHoldersLock"),
+ ("release generation precondition", E+'GcsLockRegistry.java', ["Storage.BlobSourceOption[] guard = {Storage.BlobSourceOption.generationMatch(lease.fencingToken()),", "deleted = singleTry.delete(lease.blobId(), guard);", "deleted = storage.delete(lease.blobId(), guard);"], ["Storage.BlobSourceOption[] guard = {", "deleted = singleTry.delete(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()), guard);", "deleted = storage.delete(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()), guard);"], "AlgorithmRulesTest#aLateReleaseNeverDeletesTheNextHoldersLock"),
  ("release waits for in-flight refresh", E+'GcsLockRegistry.java', "lease.io.lock(); // waits", "// lease.io.lock(); // waits", "AlgorithmRulesTest#releaseDuringARefreshStillDeletesTheObject"),
  ("refresh adopt lost reply", E+'LeaseRefresher.java', "&& refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
  ("refresh id check", E+'LeaseRefresher.java', "&& refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {", ") {", "AlgorithmRulesTest#refreshOfALockChangedBySomeoneElseDeclaresItLost"),
@@ -29,9 +29,13 @@ only = sys.argv[1:]
 for label, f, old, new, test in muts:
     if only and not any(o in label for o in only): continue
     src = open(f).read()
-    if old not in src:
+    olds, news = (old, new) if isinstance(old, list) else ([old], [new])
+    if any(o not in src for o in olds):
         print("MISSING PATTERN", label); continue
-    open(f,'w').write(src.replace(old, new, 1))
+    mutated = src
+    for o, n in zip(olds, news):
+        mutated = mutated.replace(o, n, 1)
+    open(f,'w').write(mutated)
     try:
         r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
         print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + " -> " + test, flush=True)
