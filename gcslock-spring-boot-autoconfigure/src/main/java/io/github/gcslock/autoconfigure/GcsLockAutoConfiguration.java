@@ -72,7 +72,8 @@ public class GcsLockAutoConfiguration {
                 .maxRefreshFailures(p.maxRefreshFailures())
                 .backoff(p.backoff().initial(), p.backoff().max(), p.backoff().multiplier())
                 .applicationName(environment.getProperty("spring.application.name"))
-                .verifyBucket(p.verifyBucket());
+                .verifyBucket(p.verifyBucket())
+                .writeRateWindow(p.writeRateWindow());
         if (p.safetyMargin() != null) {
             b.safetyMargin(p.safetyMargin());
         }

@@ -20,6 +20,7 @@ import java.time.Duration;
  * @param identity           label written into lock objects to name this instance; default application@host:pid
  * @param defaultWait        default maximum wait of @GcsLocked methods (property gcslock.wait)
  * @param verifyBucket       whether to read the bucket at start-up and refuse one that cannot hold locks
+ * @param writeRateWindow    how long GCS's per-object write limit lasts (about one write per second); after a 429 the engine waits this long once
  * @param backoff            backoff between attempts while waiting for a lock
  * @param emulator           connection to a GCS emulator instead of real GCS
  * @param endpoint           the gcslocks Actuator endpoint
@@ -37,6 +38,7 @@ public record GcsLockProperties(
         String identity,
         @Name("wait") @DefaultValue("0s") Duration defaultWait,
         @DefaultValue("true") boolean verifyBucket,
+        @DefaultValue("1s") Duration writeRateWindow,
         @DefaultValue Backoff backoff,
         @DefaultValue Emulator emulator,
         @DefaultValue Endpoint endpoint) {

@@ -72,6 +72,7 @@ class GcsLockAutoConfigurationTest {
             assertThat(p.backoff().max()).isEqualTo(Duration.ofSeconds(30));
             assertThat(p.backoff().multiplier()).isEqualTo(2.0);
             assertThat(p.endpoint().forceReleaseEnabled()).isFalse();
+            assertThat(p.writeRateWindow()).isEqualTo(Duration.ofSeconds(1));
             GcsLockRegistry r = ctx.getBean(GcsLockRegistry.class);
             assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(5));
             assertThat(r.bucket()).isEqualTo("locks");
@@ -84,7 +85,8 @@ class GcsLockAutoConfigurationTest {
         runner().withPropertyValues("gcslock.prefix=app/locks/", "gcslock.ttl=2m", "gcslock.refresh-interval=15s",
                 "gcslock.max-refresh-failures=4", "gcslock.identity=worker-7", "gcslock.wait=5s",
                 "gcslock.backoff.initial=200ms", "gcslock.backoff.max=5s", "gcslock.backoff.multiplier=3",
-                "gcslock.safety-margin=20s", "gcslock.operation-timeout=4s", "spring.application.name=billing").run(ctx -> {
+                "gcslock.safety-margin=20s", "gcslock.operation-timeout=4s", "gcslock.write-rate-window=250ms",
+                "spring.application.name=billing").run(ctx -> {
             GcsLockRegistry r = ctx.getBean(GcsLockRegistry.class);
             assertThat(r.prefix()).isEqualTo("app/locks/");
             assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(2));
@@ -94,6 +96,8 @@ class GcsLockAutoConfigurationTest {
             assertThat(r.inspect("x").orElseThrow().objectName()).isEqualTo("app/locks/x");
             lease.release();
             assertThat(ctx.getBean(GcsLockProperties.class).defaultWait()).isEqualTo(Duration.ofSeconds(5));
+            assertThat(ctx.getBean(GcsLockProperties.class).writeRateWindow()).isEqualTo(Duration.ofMillis(250));
+            assertThat(ctx.getBean(GcsLockProperties.class).operationTimeout()).isEqualTo(Duration.ofSeconds(4));
         });
     }
 
