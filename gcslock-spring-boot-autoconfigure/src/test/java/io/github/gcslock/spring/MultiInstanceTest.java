@@ -62,7 +62,7 @@ class MultiInstanceTest {
             Future<String> fb = pool.submit(() -> jobB.run(release));
             await().atMost(Duration.ofSeconds(5)).until(() -> jobA.runs() + jobB.runs() == 1 && (fa.isDone() || fb.isDone()));
             release.countDown();
-            List<String> results = new ArrayList<>(List.of(fa.get(5, TimeUnit.SECONDS), String.valueOf(fb.get(5, TimeUnit.SECONDS))));
+            List<String> results = new ArrayList<>(List.of(String.valueOf(fa.get(5, TimeUnit.SECONDS)), String.valueOf(fb.get(5, TimeUnit.SECONDS))));
             pool.shutdown();
             assertThat(jobA.runs() + jobB.runs()).isEqualTo(1);
             assertThat(results).containsExactlyInAnyOrder("ran", "null");
