@@ -249,9 +249,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 }
                 // A 429 on the create means the object was written (released) under a second ago: the
                 // write limit will refuse every create until that second is over, so wait for it.
-                Duration delay = lastError != null && lastError.getCode() == 429
-                        ? writeRateWindow.plusNanos(java.util.concurrent.ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1))
-                        : backoff.delay(n);
+                Duration delay = lastError != null && lastError.getCode() == 429 ? writeWindowDelay() : backoff.delay(n);
                 long sleep = Math.min(remaining, delay.toNanos());
                 TimeUnit.NANOSECONDS.sleep(sleep);
             }
@@ -260,6 +258,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 slot.permit.release();
             }
         }
+    }
+
+    /** The write window plus up to 10 % jitter, so that contenders refused together do not retry together. */
+    private Duration writeWindowDelay() {
+        long jitter = java.util.concurrent.ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1);
+        return writeRateWindow.plusNanos(jitter);
     }
 
     /** The outcome of one attempt: a lease, or the holder seen. */
