@@ -225,7 +225,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                         if (remaining <= 0) {
                             throw new LockNotAcquiredException(name, maxWait, holder, null);
                         }
-                        TimeUnit.NANOSECONDS.sleep(Math.min(remaining, backoff.delay(n).toNanos()));
+                        TimeUnit.NANOSECONDS.sleep(Math.min(remaining, pollDelay(holder, n).toNanos()));
                         continue;
                     }
                     Attempt result = attempt(name, leaseId, singleTry);
@@ -249,7 +249,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 }
                 // A 429 on the create means the object was written (released) under a second ago: the
                 // write limit will refuse every create until that second is over, so wait for it.
-                Duration delay = lastError != null && lastError.getCode() == 429 ? writeWindowDelay() : backoff.delay(n);
+                Duration delay = lastError != null && lastError.getCode() == 429 ? writeWindowDelay()
+                        : lastError == null && holder != null ? pollDelay(holder, n) : backoff.delay(n);
                 long sleep = Math.min(remaining, delay.toNanos());
                 TimeUnit.NANOSECONDS.sleep(sleep);
             }
@@ -258,6 +259,26 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 slot.permit.release();
             }
         }
+    }
+
+    /**
+     * How long a waiter sleeps after seeing {@code holder}: its backoff, but not less than until two write
+     * windows after the holder's last write (GCS time). With about one write per second per object, the
+     * holder's delete and the next create each need a window, so polling sooner cannot succeed; this
+     * keeps short holds from costing every waiter a poll or two per handoff.
+     */
+    private Duration pollDelay(LockInfo holder, int attempt) {
+        Duration backoffDelay = backoff.delay(attempt);
+        Instant gcsNow = gcsTime.lowerBoundNow();
+        if (holder.updated() == null || gcsNow == null || writeRateWindow.isZero()) {
+            return backoffDelay;
+        }
+        Duration untilUseful = Duration.between(gcsNow, holder.updated().plus(writeRateWindow.multipliedBy(2)));
+        if (untilUseful.isNegative()) {
+            return backoffDelay;
+        }
+        Duration useful = untilUseful.plus(writeWindowDelay().minus(writeRateWindow)); // + jitter
+        return useful.compareTo(backoffDelay) > 0 ? useful : backoffDelay;
     }
 
     /** The write window plus up to 10 % jitter, so that contenders refused together do not retry together. */
