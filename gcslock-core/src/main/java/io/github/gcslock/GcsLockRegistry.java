@@ -220,21 +220,15 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, singleTry) : null;
                     if (stillHeld != null) {
                         holder = stillHeld;
-                        notifyNotAcquired(name, holder);
-                        long remaining = budget - (nanoTime.getAsLong() - start);
-                        if (remaining <= 0) {
-                            throw new LockNotAcquiredException(name, maxWait, holder, null);
+                    } else {
+                        Attempt result = attempt(name, leaseId, singleTry);
+                        if (result.lease != null) {
+                            acquired = true;
+                            return own(slot, result.lease);
                         }
-                        TimeUnit.NANOSECONDS.sleep(Math.min(remaining, pollDelay(holder, n).toNanos()));
-                        continue;
+                        holder = result.holder;
+                        lastError = null;
                     }
-                    Attempt result = attempt(name, leaseId, singleTry);
-                    if (result.lease != null) {
-                        acquired = true;
-                        return own(slot, result.lease);
-                    }
-                    holder = result.holder;
-                    lastError = null;
                     notifyNotAcquired(name, holder);
                 } catch (StorageException e) {
                     if (!isTransient(e)) {
@@ -960,12 +954,10 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (prefix == null) {
                 throw new GcsLockConfigurationException("prefix", "prefix must not be null (use \"\" for none)");
             }
-            for (int i = 0; i < prefix.length(); i++) {
-                char c = prefix.charAt(i);
-                if (Character.isISOControl(c) || "#[]*?".indexOf(c) >= 0) {
-                    throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(prefix)
-                            + "' contains '" + LockObject.printable(String.valueOf(c)) + "'; control characters and # [ ] * ? are not allowed");
-                }
+            int bad = LockObject.forbiddenCharAt(prefix);
+            if (bad >= 0) {
+                throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(prefix) + "' contains '"
+                        + LockObject.printable(String.valueOf(prefix.charAt(bad))) + "'; control characters and # [ ] * ? are not allowed");
             }
             positive("ttl", ttl);
             positive("refreshInterval", refreshInterval);

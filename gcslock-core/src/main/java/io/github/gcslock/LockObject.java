@@ -107,16 +107,15 @@ final class LockObject {
         if (name == null || name.isEmpty()) {
             throw new GcsLockConfigurationException("name", "lock name must not be empty");
         }
-        for (int i = 0; i < name.length(); i++) {
+        int i = forbiddenCharAt(name);
+        if (i >= 0) {
             char c = name.charAt(i);
             if (Character.isISOControl(c)) {
                 throw new GcsLockConfigurationException("name", "lock name '" + printable(name)
                         + "' contains a control character at index " + i);
             }
-            if ("#[]*?".indexOf(c) >= 0) {
-                throw new GcsLockConfigurationException("name", "lock name '" + name + "' contains '" + c
-                        + "'; the characters # [ ] * ? are not allowed");
-            }
+            throw new GcsLockConfigurationException("name", "lock name '" + name + "' contains '" + c
+                    + "'; the characters # [ ] * ? are not allowed");
         }
         int bytes = (prefix + name).getBytes(StandardCharsets.UTF_8).length;
         if (bytes > 1024) {
@@ -128,6 +127,20 @@ final class LockObject {
         if (full.equals(".") || full.equals("..") || full.startsWith(".well-known/acme-challenge/")) {
             throw new GcsLockConfigurationException("name", "lock object name '" + full + "' is reserved by GCS");
         }
+    }
+
+    /**
+     * Index of the first character not allowed in lock names or the prefix (control characters, and
+     * {@code # [ ] *  ?} which break URLs and gsutil wildcards), or -1.
+     */
+    static int forbiddenCharAt(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isISOControl(c) || "#[]*?".indexOf(c) >= 0) {
+                return i;
+            }
+        }
+        return -1;
     }
 
     static String printable(String s) {

@@ -84,35 +84,31 @@ public class GcsLockedInterceptor implements MethodInterceptor {
     }
 
     private Lease acquire(LockRegistry locks, String name, LockedMethod spec) throws InterruptedException {
-        switch (spec.ifLocked) {
-            case WAIT:
-                return locks.acquire(name, spec.maxWait != null ? spec.maxWait : NO_LIMIT);
-            case FAIL: {
-                Duration wait = spec.maxWait != null ? spec.maxWait : defaultWait;
-                if (wait.isZero()) {
-                    Optional<Lease> lease = locks.tryAcquire(name);
-                    if (lease.isEmpty()) {
-                        throw new LockNotAcquiredException(name, wait, locks.inspect(name).orElse(null), null);
-                    }
-                    return lease.get();
+        if (spec.ifLocked == IfLocked.WAIT) {
+            return locks.acquire(name, spec.maxWait != null ? spec.maxWait : NO_LIMIT);
+        }
+        Duration wait = spec.maxWait != null ? spec.maxWait : defaultWait;
+        if (spec.ifLocked == IfLocked.FAIL) {
+            if (wait.isZero()) {
+                Optional<Lease> lease = locks.tryAcquire(name);
+                if (lease.isEmpty()) {
+                    throw new LockNotAcquiredException(name, wait, locks.inspect(name).orElse(null), null);
                 }
-                return locks.acquire(name, wait);
+                return lease.get();
             }
-            case SKIP:
-            default: {
-                Duration wait = spec.maxWait != null ? spec.maxWait : defaultWait;
-                if (wait.isZero()) {
-                    return locks.tryAcquire(name).orElse(null);
-                }
-                try {
-                    return locks.acquire(name, wait);
-                } catch (LockNotAcquiredException e) {
-                    if (e.getCause() != null) {
-                        throw e; // GCS errors are not "held elsewhere": say so rather than skip silently
-                    }
-                    return null;
-                }
+            return locks.acquire(name, wait);
+        }
+        // SKIP
+        if (wait.isZero()) {
+            return locks.tryAcquire(name).orElse(null);
+        }
+        try {
+            return locks.acquire(name, wait);
+        } catch (LockNotAcquiredException e) {
+            if (e.getCause() != null) {
+                throw e; // GCS errors are not "held elsewhere": say so rather than skip silently
             }
+            return null;
         }
     }
 

@@ -39,8 +39,7 @@ class ActuatorTest {
 
     @DynamicPropertySource
     static void gcs(DynamicPropertyRegistry r) {
-        r.add("gcslock.emulator.endpoint", SharedEmulator.GCS::endpoint);
-        r.add("gcslock.bucket", () -> BUCKET);
+        SharedEmulator.register(r, BUCKET);
     }
 
     @Autowired

@@ -30,8 +30,7 @@ class ForceReleaseEndpointTest {
 
     @DynamicPropertySource
     static void gcs(DynamicPropertyRegistry r) {
-        r.add("gcslock.emulator.endpoint", SharedEmulator.GCS::endpoint);
-        r.add("gcslock.bucket", () -> BUCKET);
+        SharedEmulator.register(r, BUCKET);
     }
 
     @Autowired

@@ -45,8 +45,7 @@ class GcsLockedAspectTest {
 
     @DynamicPropertySource
     static void gcs(DynamicPropertyRegistry r) {
-        r.add("gcslock.emulator.endpoint", SharedEmulator.GCS::endpoint);
-        r.add("gcslock.bucket", () -> BUCKET);
+        SharedEmulator.register(r, BUCKET);
     }
 
     @Autowired

@@ -21,6 +21,12 @@ final class SharedEmulator {
         return name;
     }
 
+    /** Points a Spring test context at the shared emulator and {@code bucket}. */
+    static void register(org.springframework.test.context.DynamicPropertyRegistry r, String bucket) {
+        r.add("gcslock.emulator.endpoint", GCS::endpoint);
+        r.add("gcslock.bucket", () -> bucket);
+    }
+
     /** Another instance of the service, as a plain registry on the same bucket. */
     static GcsLockRegistry otherInstance(String bucket) {
         return GcsLockRegistry.builder(GCS.storage(), bucket).ttl(Duration.ofSeconds(2))
