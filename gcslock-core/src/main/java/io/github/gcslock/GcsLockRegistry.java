@@ -119,15 +119,15 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     public Optional<Lease> tryAcquire(String name) {
         long start = nanoTime.getAsLong();
         String outcome = "error";
+        Optional<Lease> lease = Optional.empty();
         try {
-            Optional<Lease> lease = tryAcquireOnce(name);
+            lease = tryAcquireOnce(name);
             outcome = lease.isPresent() ? "acquired" : "busy";
             return lease;
         } finally {
-            if (!reentrantCall.get()) {
+            if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
                 notifyAcquireFinished(name, outcome, start);
             }
-            reentrantCall.remove();
         }
     }
 
@@ -135,23 +135,20 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     public Lease acquire(String name, Duration maxWait) throws InterruptedException {
         long start = nanoTime.getAsLong();
         String outcome = "error";
+        Lease lease = null;
         try {
-            Lease lease = acquireWaiting(name, maxWait);
+            lease = acquireWaiting(name, maxWait);
             outcome = "acquired";
             return lease;
         } catch (LockNotAcquiredException e) {
             outcome = "timeout";
             throw e;
         } finally {
-            if (!reentrantCall.get()) {
+            if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
                 notifyAcquireFinished(name, outcome, start);
             }
-            reentrantCall.remove();
         }
     }
-
-    /** Set by {@link #reenter} so that reentrant holds are not reported as acquisitions. */
-    private final ThreadLocal<Boolean> reentrantCall = ThreadLocal.withInitial(() -> Boolean.FALSE);
 
     private void notifyAcquireFinished(String name, String outcome, long startNanos) {
         if (listeners.isEmpty()) {
@@ -405,7 +402,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         synchronized (slot) {
             slot.holds++;
         }
-        reentrantCall.set(Boolean.TRUE);
         return new ReentrantHold(lease);
     }
 
