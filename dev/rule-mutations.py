@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-# Removes each ALGORITHM.md rule from the engine in turn and runs the test that pins it; every line
-# must say KILLED. Run from the repository root after './mvnw install -DskipTests': python3 dev/rule-mutations.py [label...]
+# Removes each rule of docs/DESIGN.md from the engine in turn and runs the test that pins it; every line
+# must say KILLED. Run from the repository root: python3 dev/rule-mutations.py [label...]
+# (builds gcslock-core with the modules it needs from this tree: no './mvnw install' required).
 import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 E='gcslock-core/src/main/java/io/github/gcslock/'
@@ -37,7 +38,7 @@ for label, f, old, new, test in muts:
         mutated = mutated.replace(o, n, 1)
     open(f,'w').write(mutated)
     try:
-        r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
+        r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
         print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + " -> " + test, flush=True)
     finally:
         open(f,'w').write(src)
