@@ -6,13 +6,19 @@ import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.boot.health.autoconfigure.contributor.ConditionalOnEnabledHealthIndicator;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The {@code gcsLock} health contributor and the {@code gcslocks} endpoint, when Actuator is present. */
+/**
+ * The {@code gcsLock} health contributor and the {@code gcslocks} endpoint, when Actuator is present.
+ * They serve any {@link LockRegistry} bean, also a user's own one with {@code gcslock.enabled=false};
+ * the properties are therefore bound here too, not only by {@link GcsLockAutoConfiguration}.
+ */
 @AutoConfiguration(after = GcsLockAutoConfiguration.class)
 @ConditionalOnBean(LockRegistry.class)
+@EnableConfigurationProperties(GcsLockProperties.class)
 public class GcsLockActuatorAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)

@@ -120,6 +120,19 @@ class GcsLockAutoConfigurationTest {
     }
 
     @Test
+    void disabledWithTheUsersOwnRegistryStillServesTheEndpointAndHealth() {
+        // gcslock.enabled=false turns off our registry, not the Actuator parts a user's own registry can use:
+        // the endpoint needs gcslock.endpoint.* even though GcsLockAutoConfiguration did not run.
+        runner().withUserConfiguration(UserRegistry.class)
+                .withPropertyValues("gcslock.enabled=false", "management.endpoints.web.exposure.include=gcslocks")
+                .run(ctx -> {
+                    assertThat(ctx).hasNotFailed();
+                    assertThat(ctx).hasSingleBean(GcsLocksEndpoint.class).hasSingleBean(GcsLockHealthIndicator.class);
+                    assertThat(ctx.getBean(GcsLocksEndpoint.class).locks()).containsEntry("count", 0);
+                });
+    }
+
+    @Test
     void missingBucketFailsWithAMessageNamingTheProperty() {
         new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
