@@ -23,6 +23,7 @@ muts = [
  ("skew: use local clock for staleness", E+'GcsTimeEstimator.java', "Instant now = lowerBoundNow();", "Instant now = java.time.Instant.now().plusSeconds(120);", "ClockSkewTest"),
  ("local queueing", E+'GcsLockRegistry.java', "if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {", "if (false) {", "GcsLockRegistryTest#otherThreadsOfOneProcessQueueLocallyAndDoNotContendOnGcs"),
  ("reentrancy", E+'GcsLockRegistry.java', "if (slot.owner != Thread.currentThread()) {", "if (true) {", "GcsLockRegistryTest#reentrantAcquireOnOneThreadMakesNoRequestAndReleasesWithTheOutermost"),
+ ("hold at least: the releasing thread is no longer the owner", E+'GcsLockRegistry.java', ["            if (slot.holds == 0) {\n                slot.owner = null;\n            }\n", "if (slot.holds < 1) {\n                return null; // its hold"], ["", "if (false) {\n                return null; // its hold"], "GcsLockRegistryTest#afterReleaseAfterNoThreadOfThisProcessGetsTheNameBeforeTheDelayEnds"),
  ("bounded client", E+'GcsLockRegistry.java', "Storage bounded = boundedStorage(storage, effectiveOperationTimeout());", "Storage bounded = storage;", "AlgorithmRulesTest#everyOperationIsBoundedDespiteTheClientsOwnRetries"),
  ("contention: no create precondition", E+'GcsLockRegistry.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
 ]

@@ -146,6 +146,11 @@ final class GcsLease implements Lease {
 
     // ---- engine side ----
 
+    /** Takes the outermost hold for a deferred release ({@code releaseAfter}); false if it was already given back. */
+    boolean claimOuterHold() {
+        return outerHoldReturned.compareAndSet(false, true);
+    }
+
     /** Gives back one reentrant hold (not the outermost one, which {@link #release()} gives back). */
     void releaseReentrantHold() {
         registry.releaseHold(this);

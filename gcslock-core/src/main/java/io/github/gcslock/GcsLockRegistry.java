@@ -88,7 +88,10 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         final Semaphore permit = new Semaphore(1, true);
         volatile Thread owner;
         volatile GcsLease lease;
+        /** Holds of the owner thread (guarded by the slot's monitor); 0 while a hold-at-least delay runs. */
         int holds;
+        /** The outermost hold was given back with {@link #releaseAfter}: the delayed release ends the lease (rule 13). */
+        boolean releaseDeferred;
     }
 
     private GcsLockRegistry(Builder b, Storage boundedStorage) {
@@ -378,6 +381,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         slot.lease = lease;
         synchronized (slot) {
             slot.holds = 1;
+            slot.releaseDeferred = false;
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
         for (LockEventListener l : listeners) {
@@ -400,6 +404,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     + lease.lostReason().orElse("released"));
         }
         synchronized (slot) {
+            if (slot.holds < 1) {
+                return null; // its hold was given back by releaseAfter (rule 13): wait for the delayed release like anyone
+            }
             slot.holds++;
         }
         return new ReentrantHold(lease);
@@ -419,6 +426,10 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 return;
             }
             slot.holds = 0;
+            if (slot.releaseDeferred) {
+                slot.owner = null; // rule 13: no thread owns it now; the delayed release ends the lease
+                return;
+            }
         }
         releaseNow(lease);
     }
@@ -486,7 +497,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /**
      * Gives back the outermost hold of {@code lease} after {@code delay}, on the refresh scheduler;
      * the lease keeps being refreshed until then. A nested (reentrant) hold is given back at once.
-     * For "hold at least" semantics (ShedLock's lockAtLeastFor).
+     * For "hold at least" semantics (ShedLock's lockAtLeastFor): until the delay ends no thread of this
+     * process gets the name — the calling one included, so the next run of a job on a single-thread
+     * scheduler does not re-enter it — and other processes see it held.
      */
     @Override
     public void releaseAfter(Lease lease, Duration delay) {
@@ -502,7 +515,35 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             target.release();
             return;
         }
-        refresher.schedule(target::release, delay);
+        LocalSlot slot = slots.get(target.name());
+        if (slot == null || slot.lease != target || !target.claimOuterHold()) {
+            return; // already released
+        }
+        // Rule 13. If the releasing thread kept counting as the owner, its next acquire (the next tick of a
+        // single-thread scheduler) would be a reentrant hold and run the job again inside the hold. So the
+        // outer hold is given back now and the name stays taken (permit and lease kept) until the delay ends.
+        synchronized (slot) {
+            slot.holds--;
+            slot.releaseDeferred = true;
+            if (slot.holds == 0) {
+                slot.owner = null;
+            }
+        }
+        refresher.schedule(() -> releaseDeferred(slot, target), delay);
+    }
+
+    /** The end of a hold-at-least delay: releases the lease unless a nested hold of its thread is still open. */
+    private void releaseDeferred(LocalSlot slot, GcsLease lease) {
+        synchronized (slot) {
+            if (slot.lease != lease) {
+                return; // released meanwhile (close())
+            }
+            slot.releaseDeferred = false;
+            if (slot.holds > 0) {
+                return; // the owner thread is still inside a nested hold: giving that back releases the lease
+            }
+        }
+        releaseNow(lease);
     }
 
     // ------------------------------------------------------------------ other API

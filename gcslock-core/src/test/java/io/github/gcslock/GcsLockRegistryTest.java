@@ -291,6 +291,59 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         assertThat(b.tryAcquire("job")).isPresent();
     }
 
+    /**
+     * DESIGN.md rule 13. The interleaving: a single-thread scheduler runs a "hold at least" job, which
+     * calls {@code releaseAfter(lease, delay)} and returns; the next tick comes on the same thread before the
+     * delay ends. If the releasing thread still counted as the owner, that tick would get a reentrant hold
+     * and run the job again inside the hold. No thread of this process may get the name until the delayed
+     * release has run; other processes see it held; then the object is deleted and the name is free.
+     */
+    @Test
+    void afterReleaseAfterNoThreadOfThisProcessGetsTheNameBeforeTheDelayEnds() throws Exception {
+        GcsLockRegistry r = registry();
+        GcsLockRegistry other = registry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        r.releaseAfter(lease, Duration.ofSeconds(2));
+
+        assertThat(r.tryAcquire("job")).as("the releasing thread, as the scheduler's next tick").isEmpty();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(100))).isInstanceOf(LockNotAcquiredException.class);
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            assertThat(pool.submit(() -> r.tryAcquire("job")).get()).as("another thread of this process").isEmpty();
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(other.tryAcquire("job")).as("another process").isEmpty();
+        assertThat(object("job")).isNotNull();
+        assertThat(lease.isHealthy()).as("the checks above ran within the delay, the lease is still kept").isTrue();
+
+        // The same thread waits for the delayed release; the object was deleted and a new one created.
+        Lease next = r.acquire("job", Duration.ofSeconds(10));
+        assertThat(lease.isHealthy()).as("the delayed release has run").isFalse();
+        assertThat(next).isInstanceOf(GcsLease.class); // a fresh acquisition, not a reentrant hold
+        assertThat(next.fencingToken()).isNotEqualTo(lease.fencingToken());
+        next.release();
+        assertThat(object("job")).isNull();
+        assertThat(other.tryAcquire("job")).as("the name is free once released").isPresent();
+    }
+
+    /** Rule 13 with a nested hold still open: the thread keeps the name until its inner hold ends, not after. */
+    @Test
+    void releaseAfterOfTheOuterHoldKeepsNestedHoldsButNoNewOnes() throws Exception {
+        GcsLockRegistry r = registry();
+        Lease outer = r.tryAcquire("job").orElseThrow();
+        Lease inner = r.tryAcquire("job").orElseThrow();
+        r.releaseAfter(outer, Duration.ofSeconds(2));
+        Lease nested = r.tryAcquire("job").orElseThrow(); // the thread still holds it through `inner`
+        nested.release();
+        inner.release();
+        assertThat(object("job")).as("kept for the delay").isNotNull();
+        assertThat(r.tryAcquire("job")).as("no hold of this thread is left").isEmpty();
+        assertThat(outer.isHealthy()).as("the checks above ran within the delay").isTrue();
+        await().atMost(Duration.ofSeconds(5)).until(() -> object("job") == null);
+        assertThat(r.tryAcquire("job")).isPresent();
+    }
+
     @Test
     void inspectOfAFreeLockIsEmpty() {
         assertThat(registry().inspect("nothing")).isEqualTo(Optional.empty());

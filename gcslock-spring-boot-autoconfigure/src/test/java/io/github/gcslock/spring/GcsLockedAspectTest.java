@@ -28,6 +28,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -142,6 +144,25 @@ class GcsLockedAspectTest {
         jobs.shortJob();
         assertThat(other.tryAcquire("short")).as("still held after the method returned").isEmpty();
         await().atMost(Duration.ofSeconds(3)).until(() -> other.tryAcquire("short").isPresent());
+    }
+
+    /**
+     * Spring's default scheduler has one thread: every tick of a {@code fixedRate} job comes on the thread
+     * whose previous run called {@code releaseAfter}. Within the hold the job must not run again (the
+     * ticks are skipped); after it, it runs again.
+     */
+    @Test
+    void holdAtLeastOnASingleThreadSchedulerDoesNotRunTheJobAgainWithinTheHold() {
+        ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
+        try {
+            scheduler.scheduleAtFixedRate(jobs::heldJob, 0, 50, TimeUnit.MILLISECONDS);
+            await().atMost(Duration.ofSeconds(10)).until(() -> jobs.heldRuns() >= 2);
+        } finally {
+            scheduler.shutdownNow();
+        }
+        assertThat(jobs.runsInsideAnEarlierHold()).as("runs that started while an earlier run's hold was still kept").isZero();
+        assertThat(events.seen).as("ticks within the hold were skipped")
+                .anyMatch(e -> e instanceof GcsLockSkippedEvent s && s.lockName().equals("held-job"));
     }
 
     @Test
@@ -283,6 +304,28 @@ class GcsLockedAspectTest {
 
         @GcsLocked(value = "short", holdAtLeast = "800ms")
         public void shortJob() {
+        }
+
+        final AtomicInteger heldRuns = new AtomicInteger();
+        final AtomicInteger runsInsideAnEarlierHold = new AtomicInteger();
+        volatile Lease lastHeldLease;
+
+        public int heldRuns() {
+            return heldRuns.get();
+        }
+
+        public int runsInsideAnEarlierHold() {
+            return runsInsideAnEarlierHold.get();
+        }
+
+        @GcsLocked(value = "held-job", holdAtLeast = "1s")
+        public void heldJob() {
+            Lease previous = lastHeldLease;
+            if (previous != null && previous.isHealthy()) {
+                runsInsideAnEarlierHold.incrementAndGet(); // the earlier run's hold has not ended
+            }
+            lastHeldLease = GcsLocks.currentLease().orElseThrow();
+            heldRuns.incrementAndGet();
         }
 
         @Async
