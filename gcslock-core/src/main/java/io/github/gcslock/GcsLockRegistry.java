@@ -108,7 +108,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
         this.gcsTime = new GcsTimeEstimator(nanoTime);
         this.listeners.addAll(b.listeners);
-        this.refresher = new LeaseRefresher(this, boundedStorage, b.refreshInterval, b.maxRefreshFailures, b.refresherThreads);
+        this.refresher = new LeaseRefresher(this, boundedStorage, b.effectiveRefreshInterval(), b.maxRefreshFailures, b.refresherThreads);
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -644,6 +644,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return ttl;
     }
 
+    /** Time between refreshes of a held lock (as set, or derived from the TTL: TTL/8 in whole seconds). */
+    public Duration refreshInterval() {
+        return refresher.interval();
+    }
+
     /** Threads the refresh scheduler uses now. */
     public int refresherThreads() {
         return refresher.threadCount();
@@ -828,7 +833,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         private final String bucket;
         private String prefix = "gcslock/";
         private Duration ttl = Duration.ofMinutes(5);
-        private Duration refreshInterval = Duration.ofSeconds(37);
+        private Duration refreshInterval;
         private int maxRefreshFailures = 3;
         private Duration safetyMargin;
         private Duration operationTimeout;
@@ -861,7 +866,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return this;
         }
 
-        /** Time between refreshes of a held lock (default 37 s, about TTL/8). */
+        /**
+         * Time between refreshes of a held lock. Default: TTL/8 floored to whole seconds (37 s for the
+         * 5-minute default TTL, 7 s for a 1-minute TTL), or TTL/8 itself when that is under a second, so
+         * that setting only the TTL always gives a valid combination.
+         */
         public Builder refreshInterval(Duration refreshInterval) {
             this.refreshInterval = refreshInterval;
             return this;
@@ -948,12 +957,21 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return this;
         }
 
+        /** The refresh interval: as set, else TTL/8 floored to whole seconds (TTL/8 itself when under a second). */
+        Duration effectiveRefreshInterval() {
+            if (refreshInterval != null || ttl == null) {
+                return refreshInterval;
+            }
+            Duration eighth = ttl.dividedBy(8);
+            return eighth.compareTo(Duration.ofSeconds(1)) < 0 ? eighth : Duration.ofSeconds(eighth.toSeconds());
+        }
+
         Duration effectiveSafetyMargin() {
             if (safetyMargin != null) {
                 return safetyMargin;
             }
             Duration fifth = ttl.dividedBy(5);
-            Duration half = ttl.minus(refreshInterval).dividedBy(2);
+            Duration half = ttl.minus(effectiveRefreshInterval()).dividedBy(2);
             return fifth.compareTo(half) < 0 ? fifth : half;
         }
 
@@ -977,6 +995,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (verifyBucket) {
                 checkBucket(bounded);
             }
+            Duration refreshInterval = effectiveRefreshInterval();
             if (refreshInterval.compareTo(Duration.ofSeconds(1)) < 0) {
                 log.warn("gcslock refresh interval {} is below 1 s: GCS allows about one write per second to one "
                         + "object, so refreshes may be rejected with 429 (fine against the emulator)", refreshInterval);
@@ -997,6 +1016,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                         + LockObject.printable(String.valueOf(prefix.charAt(bad))) + "'; control characters and # [ ] * ? are not allowed");
             }
             positive("ttl", ttl);
+            Duration refreshInterval = effectiveRefreshInterval();
             positive("refreshInterval", refreshInterval);
             positive("backoff.initial", backoffInitial);
             positive("backoff.max", backoffMax);

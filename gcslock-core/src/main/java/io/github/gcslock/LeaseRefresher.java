@@ -32,6 +32,11 @@ final class LeaseRefresher implements AutoCloseable {
     private final int maxFailures;
     private final ScheduledThreadPoolExecutor scheduler;
 
+    /** Time between refreshes of one lease. */
+    Duration interval() {
+        return interval;
+    }
+
     LeaseRefresher(GcsLockRegistry registry, Storage storage, Duration interval, int maxFailures, int threads) {
         this.registry = registry;
         this.storage = storage;

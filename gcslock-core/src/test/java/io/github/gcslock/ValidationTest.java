@@ -36,6 +36,23 @@ class ValidationTest extends EmulatorTestBase {
     }
 
     @Test
+    void refreshIntervalDefaultFollowsTheTtl() {
+        // TTL/8 floored to whole seconds: 37 s for the 5-minute default; TTL/8 itself below a second.
+        assertThat(GcsLockRegistry.builder(storage, BUCKET).effectiveRefreshInterval()).isEqualTo(Duration.ofSeconds(37));
+        assertThat(GcsLockRegistry.builder(storage, BUCKET).ttl(Duration.ofMinutes(1)).effectiveRefreshInterval())
+                .isEqualTo(Duration.ofSeconds(7));
+        assertThat(GcsLockRegistry.builder(storage, BUCKET).ttl(Duration.ofSeconds(2)).effectiveRefreshInterval())
+                .isEqualTo(Duration.ofMillis(250));
+        assertThat(GcsLockRegistry.builder(storage, BUCKET).ttl(Duration.ofMinutes(1)).refreshInterval(Duration.ofSeconds(3))
+                .effectiveRefreshInterval()).isEqualTo(Duration.ofSeconds(3));
+        // Setting only the TTL builds: the refresh interval follows it instead of staying at 37 s.
+        for (Duration ttl : new Duration[] {Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofHours(1)}) {
+            assertThatCode(() -> GcsLockRegistry.builder(storage, BUCKET).ttl(ttl).verifyBucket(false).build().close())
+                    .as("ttl %s alone", ttl).doesNotThrowAnyException();
+        }
+    }
+
+    @Test
     void rejectsBadSettingsNamingThem() {
         assertRejected(b -> b.ttl(Duration.ZERO), "ttl", "ttl must be a positive duration");
         assertRejected(b -> b.ttl(Duration.ofSeconds(-1)), "ttl", "positive");

@@ -19,6 +19,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.PropertyMapper;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
@@ -65,26 +66,35 @@ public class GcsLockAutoConfiguration {
         if (bucket == null || bucket.isBlank()) {
             throw new GcsLockConfigurationException("bucket", "gcslock.bucket is not set: name the GCS bucket that holds the lock objects");
         }
+        checkTtl(p.ttl());
         GcsLockRegistry.Builder b = GcsLockRegistry.builder(s, bucket)
-                .prefix(p.prefix())
-                .ttl(p.ttl())
-                .refreshInterval(p.refreshInterval())
-                .maxRefreshFailures(p.maxRefreshFailures())
                 .backoff(p.backoff().initial(), p.backoff().max(), p.backoff().multiplier())
-                .applicationName(environment.getProperty("spring.application.name"))
                 .verifyBucket(p.verifyBucket())
-                .writeRateWindow(p.writeRateWindow());
-        if (p.safetyMargin() != null) {
-            b.safetyMargin(p.safetyMargin());
-        }
-        if (p.operationTimeout() != null) {
-            b.operationTimeout(p.operationTimeout());
-        }
-        if (p.identity() != null && !p.identity().isBlank()) {
-            b.identity(p.identity());
-        }
+                .maxRefreshFailures(p.maxRefreshFailures());
+        PropertyMapper map = PropertyMapper.get();
+        map.from(p::prefix).to(b::prefix);
+        map.from(p::ttl).to(b::ttl);
+        map.from(p::refreshInterval).to(b::refreshInterval); // unset: follows the TTL (TTL/8)
+        map.from(p::safetyMargin).to(b::safetyMargin);
+        map.from(p::operationTimeout).to(b::operationTimeout);
+        map.from(p::writeRateWindow).to(b::writeRateWindow);
+        map.from(p::identity).whenHasText().to(b::identity);
+        map.from(environment.getProperty("spring.application.name")).to(b::applicationName);
         listeners.orderedStream().forEach(b::listener);
         return b.build();
+    }
+
+    /**
+     * A TTL under one second is almost always a unit forgotten: {@code gcslock.ttl=10} binds as 10 ms. No
+     * lease could refresh in time (each refresh is one GCS write, and GCS allows about one per second per
+     * object), so it gets its own message rather than a refresh-interval error that hides the cause.
+     */
+    static void checkTtl(java.time.Duration ttl) {
+        if (ttl != null && !ttl.isNegative() && !ttl.isZero() && ttl.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
+            throw new GcsLockConfigurationException("ttl", "gcslock.ttl is " + PropertyMessages.format(ttl)
+                    + ", under one second (a number without a unit is read as milliseconds: gcslock.ttl=10 means 10ms); "
+                    + "a lock must live for several refreshes, so use at least 1s, e.g. gcslock.ttl=5m");
+        }
     }
 
     @Bean

@@ -15,10 +15,17 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
                     + "gcslock.emulator.endpoint at a GCS emulator.";
             case "bucket" -> "Set gcslock.bucket to the name of an existing GCS bucket (e.g. gcslock.bucket=my-app-locks).";
             case "name" -> "Fix the lock name: non-empty, at most 1024 bytes with the prefix, without control characters or # [ ] * ?.";
-            default -> "Fix the property " + property + " (see the gcslock section of README.md for defaults and limits).";
+            case "ttl" -> "Set gcslock.ttl to a duration with its unit, e.g. gcslock.ttl=5m (the default) or gcslock.ttl=30s; "
+                    + "a number without a unit is read as milliseconds.";
+            case "refreshInterval", "maxRefreshFailures" -> "Lower gcslock.refresh-interval or gcslock.max-refresh-failures, "
+                    + "or raise gcslock.ttl. Leaving gcslock.refresh-interval unset makes it follow the TTL "
+                    + "(gcslock.ttl / 8, whole seconds: 37s for 5m).";
+            case "safetyMargin" -> "Lower gcslock.safety-margin, or leave it unset: it defaults to "
+                    + "min(gcslock.ttl / 5, (gcslock.ttl - gcslock.refresh-interval) / 2).";
+            default -> "Fix " + property + ": durations take a unit (500ms, 30s, 5m); leave it unset for the default.";
         };
-        return new FailureAnalysis("gcslock is misconfigured: " + cause.getMessage() + " (property: " + property + ")",
-                action, cause);
+        return new FailureAnalysis("gcslock is misconfigured: " + PropertyMessages.translate(cause.getMessage())
+                + " (property: " + property + ")", action, cause);
     }
 
     /** Maps a builder setting to its Spring property: {@code refreshInterval} to {@code gcslock.refresh-interval}. */

@@ -12,8 +12,8 @@ import java.time.Duration;
  * @param enabled            whether to create the lock registry and the @GcsLocked support
  * @param bucket             the GCS bucket that holds the lock objects (required)
  * @param prefix             object name prefix of lock objects
- * @param ttl                how long a lock survives its holder's silence before others may take it over
- * @param refreshInterval    time between refreshes of a held lock; times max-refresh-failures must stay below ttl
+ * @param ttl                how long a lock survives its holder's silence before others may take it over; at least 1s
+ * @param refreshInterval    time between refreshes of a held lock; times max-refresh-failures must stay below ttl; default ttl/8 floored to whole seconds (37s for the 5m default)
  * @param maxRefreshFailures consecutive failed refreshes after which a lease is declared lost
  * @param safetyMargin       a lease with no confirmed refresh for (ttl - safety-margin) is declared lost; default min(ttl/5, (ttl - refresh-interval)/2)
  * @param operationTimeout   upper bound of one GCS call including the client's own retries; default min(10s, ttl/3)
@@ -31,7 +31,7 @@ public record GcsLockProperties(
         String bucket,
         @DefaultValue("gcslock/") String prefix,
         @DefaultValue("5m") Duration ttl,
-        @DefaultValue("37s") Duration refreshInterval,
+        Duration refreshInterval,
         @DefaultValue("3") int maxRefreshFailures,
         Duration safetyMargin,
         Duration operationTimeout,

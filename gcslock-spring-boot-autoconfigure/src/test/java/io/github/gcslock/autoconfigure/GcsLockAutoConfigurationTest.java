@@ -64,7 +64,7 @@ class GcsLockAutoConfigurationTest {
             assertThat(ctx).hasSingleBean(LockRegistry.class).hasSingleBean(GcsLockRegistry.class);
             GcsLockProperties p = ctx.getBean(GcsLockProperties.class);
             assertThat(p.ttl()).isEqualTo(Duration.ofMinutes(5));
-            assertThat(p.refreshInterval()).isEqualTo(Duration.ofSeconds(37));
+            assertThat(p.refreshInterval()).as("unset: follows the TTL").isNull();
             assertThat(p.maxRefreshFailures()).isEqualTo(3);
             assertThat(p.prefix()).isEqualTo("gcslock/");
             assertThat(p.defaultWait()).isZero();
@@ -75,6 +75,7 @@ class GcsLockAutoConfigurationTest {
             assertThat(p.writeRateWindow()).isEqualTo(Duration.ofSeconds(1));
             GcsLockRegistry r = ctx.getBean(GcsLockRegistry.class);
             assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(5));
+            assertThat(r.refreshInterval()).isEqualTo(Duration.ofSeconds(37));
             assertThat(r.bucket()).isEqualTo("locks");
             assertThat(ctx).hasSingleBean(Advisor.class);
         });
@@ -149,8 +150,48 @@ class GcsLockAutoConfigurationTest {
     void refreshIntervalTooLongForTheTtlFailsNamingIt() {
         runner().withPropertyValues("gcslock.ttl=60s", "gcslock.refresh-interval=20s").run(ctx -> {
             FailureAnalysis a = analyze(ctx.getStartupFailure());
-            assertThat(a.getDescription()).contains("gcslock.refresh-interval").contains("must be below ttl");
+            assertThat(a.getDescription()).isEqualTo("gcslock is misconfigured: gcslock.refresh-interval (20s) x "
+                    + "gcslock.max-refresh-failures (3) must be below gcslock.ttl (1m): a holder must give up before its "
+                    + "lock expires; use gcslock.refresh-interval < 20s (property: gcslock.refresh-interval)");
+            assertThat(a.getDescription() + a.getAction()).doesNotContain("PT").doesNotContain("refreshInterval")
+                    .doesNotContain("README");
+            assertThat(a.getAction()).contains("gcslock.ttl / 8");
         });
+    }
+
+    @Test
+    void settingOnlyTheTtlGivesARefreshIntervalThatFollowsIt() {
+        runner().withPropertyValues("gcslock.ttl=1m").run(ctx -> {
+            assertThat(ctx).hasNotFailed();
+            assertThat(ctx.getBean(GcsLockRegistry.class).refreshInterval()).isEqualTo(Duration.ofSeconds(7));
+        });
+        runner().withPropertyValues("gcslock.ttl=2s").run(ctx ->
+                assertThat(ctx.getBean(GcsLockRegistry.class).refreshInterval()).isEqualTo(Duration.ofMillis(250)));
+    }
+
+    @Test
+    void aTtlUnderOneSecondGetsItsOwnMessage() {
+        runner().withPropertyValues("gcslock.ttl=10").run(ctx -> {
+            FailureAnalysis a = analyze(ctx.getStartupFailure());
+            assertThat(a.getDescription()).isEqualTo("gcslock is misconfigured: gcslock.ttl is 10ms, under one second "
+                    + "(a number without a unit is read as milliseconds: gcslock.ttl=10 means 10ms); a lock must live for "
+                    + "several refreshes, so use at least 1s, e.g. gcslock.ttl=5m (property: gcslock.ttl)");
+            assertThat(a.getAction()).contains("gcslock.ttl=5m");
+        });
+    }
+
+    @Test
+    void engineMessagesSpeakInPropertiesAndBootDurations() {
+        assertThat(PropertyMessages.translate("safetyMargin (PT1M) must be at least 0 and leave more than one "
+                + "refreshInterval (PT0.01S) of the ttl (PT5M)")).isEqualTo("gcslock.safety-margin (1m) must be at least 0 "
+                + "and leave more than one gcslock.refresh-interval (10ms) of the gcslock.ttl (5m)");
+        assertThat(PropertyMessages.translate("backoff.max (PT1S) must not be below backoff.initial (PT1.5S)"))
+                .isEqualTo("gcslock.backoff.max (1s) must not be below gcslock.backoff.initial (1500ms)");
+        assertThat(PropertyMessages.translate("prefix 'ttl#PT5S' contains '#'")).isEqualTo("gcslock.prefix 'ttl#PT5S' contains '#'");
+        assertThat(PropertyMessages.translate("gcslock.ttl is 10ms")).isEqualTo("gcslock.ttl is 10ms");
+        assertThat(PropertyMessages.format(Duration.ofSeconds(37))).isEqualTo("37s");
+        assertThat(PropertyMessages.format(Duration.ofMinutes(90))).isEqualTo("90m");
+        assertThat(PropertyMessages.format(Duration.ofMillis(-10))).isEqualTo("-10ms");
     }
 
     @Test

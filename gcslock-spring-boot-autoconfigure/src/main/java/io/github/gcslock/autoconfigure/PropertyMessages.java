@@ -1,0 +1,92 @@
+package io.github.gcslock.autoconfigure;
+
+import java.time.Duration;
+import java.time.format.DateTimeParseException;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Rewrites the engine's messages for a Spring Boot user: builder setting names become {@code gcslock.*}
+ * property names and ISO-8601 durations ({@code PT37S}) become Boot's style ({@code 37s}), the form the
+ * user writes in {@code application.properties}.
+ */
+final class PropertyMessages {
+
+    /** Engine builder settings and their properties; longest first so that {@code backoff.max} wins over a shorter token. */
+    private static final Map<String, String> SETTINGS = new LinkedHashMap<>();
+
+    static {
+        for (String setting : new String[] {"backoff.multiplier", "backoff.initial", "backoff.max", "maxRefreshFailures",
+                "refreshInterval", "operationTimeout", "writeRateWindow", "safetyMargin", "refresherThreads", "prefix", "bucket", "ttl"}) {
+            SETTINGS.put(setting, GcsLockFailureAnalyzer.propertyOf(setting));
+        }
+    }
+
+    // A setting name not already part of a property name (gcslock.ttl) or of another word.
+    private static final Pattern SETTING = Pattern.compile("(?<![\\w.-])("
+            + String.join("|", SETTINGS.keySet().stream().map(Pattern::quote).toList()) + ")(?![\\w-])");
+    private static final Pattern ISO_DURATION = Pattern.compile("-?P(?:\\d+D)?T?(?:-?\\d+H)?(?:-?\\d+M)?(?:-?\\d+(?:\\.\\d+)?S)?");
+    private static final Pattern QUOTED = Pattern.compile("'[^']*'");
+
+    private PropertyMessages() {
+    }
+
+    /** {@code message} with property names and Boot-style durations; quoted parts (lock names, prefixes) are left alone. */
+    static String translate(String message) {
+        if (message == null) {
+            return null;
+        }
+        StringBuilder out = new StringBuilder();
+        Matcher quoted = QUOTED.matcher(message);
+        int at = 0;
+        while (quoted.find()) {
+            out.append(translatePlain(message.substring(at, quoted.start()))).append(quoted.group());
+            at = quoted.end();
+        }
+        return out.append(translatePlain(message.substring(at))).toString();
+    }
+
+    private static String translatePlain(String text) {
+        Matcher iso = ISO_DURATION.matcher(text);
+        StringBuilder sb = new StringBuilder();
+        while (iso.find()) {
+            String replacement = iso.group();
+            if (replacement.length() > 2) {
+                try {
+                    replacement = format(Duration.parse(iso.group()));
+                } catch (DateTimeParseException e) {
+                    // not a duration after all: leave it as it was
+                }
+            }
+            iso.appendReplacement(sb, Matcher.quoteReplacement(replacement));
+        }
+        iso.appendTail(sb);
+        return SETTING.matcher(sb.toString()).replaceAll(m -> Matcher.quoteReplacement(SETTINGS.get(m.group(1))));
+    }
+
+    /** A duration as Boot's simple style writes it, in the largest unit that holds it exactly: {@code 5m}, {@code 37s}, {@code 10ms}. */
+    static String format(Duration d) {
+        if (d.isZero()) {
+            return "0s";
+        }
+        if (d.isNegative()) {
+            return "-" + format(d.negated());
+        }
+        long nanos;
+        try {
+            nanos = d.toNanos();
+        } catch (ArithmeticException tooLong) {
+            return d.toDays() + "d";
+        }
+        long[] sizes = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L, 1_000_000_000L, 1_000_000L, 1_000L, 1L};
+        String[] units = {"d", "h", "m", "s", "ms", "us", "ns"};
+        for (int i = 0; i < sizes.length; i++) {
+            if (nanos % sizes[i] == 0) {
+                return (nanos / sizes[i]) + units[i];
+            }
+        }
+        return nanos + "ns";
+    }
+}
