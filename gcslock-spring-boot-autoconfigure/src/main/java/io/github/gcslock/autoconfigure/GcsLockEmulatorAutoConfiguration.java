@@ -4,12 +4,15 @@ import com.google.api.gax.core.CredentialsProvider;
 import com.google.cloud.NoCredentials;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageOptions;
+import io.github.gcslock.GcsLockConfigurationException;
 import io.github.gcslock.test.GcsEmulator;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.annotation.Bean;
@@ -52,6 +55,26 @@ public class GcsLockEmulatorAutoConfiguration {
             log.warn("gcslock: using the GCS emulator at {}, not real GCS", endpoint);
             return StorageOptions.http().setHost(endpoint).setProjectId(properties.emulator().projectId())
                     .setCredentials(NoCredentials.getInstance()).build().getService();
+        }
+    }
+
+    /**
+     * {@code gcslock.emulator.embedded=true} without gcslock-test on the class path: stop before any bean
+     * exists. Carrying on would leave spring-cloud-gcp's client talking to real GCS (without credentials,
+     * since the emulator switch also turns them off), so every lock call would fail far from the cause.
+     */
+    @Configuration(proxyBeanMethods = false)
+    @ConditionalOnMissingClass("io.github.gcslock.test.GcsEmulator")
+    @ConditionalOnProperty(prefix = "gcslock.emulator", name = "embedded", havingValue = "true")
+    static class EmbeddedEmulatorMissing {
+
+        @Bean
+        static BeanFactoryPostProcessor gcsLockEmbeddedEmulatorMissing() {
+            return beanFactory -> {
+                throw new GcsLockConfigurationException("emulator.embedded", "gcslock.emulator.embedded=true needs "
+                        + "the in-process emulator of io.github.gcslock:gcslock-test, which is not on the class path; "
+                        + "gcslock does not fall back to real GCS");
+            };
         }
     }
 

@@ -14,6 +14,16 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
             case "storage" -> "Add com.google.cloud:spring-cloud-gcp-starter-storage with GCP credentials, or point "
                     + "gcslock.emulator.endpoint at a GCS emulator.";
             case "bucket" -> "Set gcslock.bucket to the name of an existing GCS bucket (e.g. gcslock.bucket=my-app-locks).";
+            case "emulator.embedded" -> "Add io.github.gcslock:gcslock-test to the application's dependencies, e.g. "
+                    + "for Maven:\n"
+                    + "    <dependency>\n"
+                    + "        <groupId>io.github.gcslock</groupId>\n"
+                    + "        <artifactId>gcslock-test</artifactId>\n"
+                    + "        <version>" + gcslockVersion() + "</version>\n"
+                    + "    </dependency>\n"
+                    + "(Gradle: developmentOnly or testImplementation \"io.github.gcslock:gcslock-test:" + gcslockVersion() + "\").\n"
+                    + "Or run a standalone emulator and set gcslock.emulator.endpoint, or use real GCS: "
+                    + "gcslock.emulator.embedded=false with gcslock.bucket and GCP credentials.";
             case "name" -> "Fix the lock name: non-empty, at most 1024 bytes with the prefix, without control characters or # [ ] * ?.";
             case "ttl" -> "Set gcslock.ttl to a duration with its unit, e.g. gcslock.ttl=5m (the default) or gcslock.ttl=30s; "
                     + "a number without a unit is read as milliseconds.";
@@ -26,6 +36,12 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
         };
         return new FailureAnalysis("gcslock is misconfigured: " + PropertyMessages.translate(cause.getMessage())
                 + " (property: " + property + ")", action, cause);
+    }
+
+    /** The version of gcslock on the class path (from the jar manifest); a hint when run from classes. */
+    static String gcslockVersion() {
+        String v = GcsLockFailureAnalyzer.class.getPackage().getImplementationVersion();
+        return v != null ? v : "the version of gcslock-spring-boot-starter";
     }
 
     /** Maps a builder setting to its Spring property: {@code refreshInterval} to {@code gcslock.refresh-interval}. */

@@ -17,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.springframework.aop.Advisor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -280,6 +281,23 @@ class GcsLockAutoConfigurationTest {
                     assertThat(ctx).hasSingleBean(GcsEmulator.class);
                     assertThat(ctx.getBean(GcsLockRegistry.class).bucket()).isEqualTo("gcslock");
                     assertThat(ctx.getBean(LockRegistry.class).tryAcquire("x")).isPresent();
+                });
+    }
+
+    @Test
+    void embeddedWithoutGcslockTestStopsAtStartUpNamingTheDependency() {
+        new ApplicationContextRunner()
+                .withClassLoader(new FilteredClassLoader(GcsEmulator.class))
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcpContextAutoConfiguration.class,
+                        GcpStorageAutoConfiguration.class, GcsLockAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.embedded=true", "spring.cloud.gcp.project-id=p")
+                .run(ctx -> {
+                    assertThat(ctx).hasFailed();
+                    FailureAnalysis a = analyze(ctx.getStartupFailure());
+                    assertThat(a.getDescription()).isEqualTo("gcslock is misconfigured: gcslock.emulator.embedded=true needs "
+                            + "the in-process emulator of io.github.gcslock:gcslock-test, which is not on the class path; "
+                            + "gcslock does not fall back to real GCS (property: gcslock.emulator.embedded)");
+                    assertThat(a.getAction()).contains("<artifactId>gcslock-test</artifactId>").contains("gcslock.emulator.endpoint");
                 });
     }
 

@@ -1,0 +1,61 @@
+package io.github.gcslock.autoconfigure;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.WebApplicationType;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.annotation.Configuration;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assumptions.assumeThat;
+
+/** What a user sees when their own app cannot start: Boot's failure report, written by gcslock's analyzers. */
+@ExtendWith(OutputCaptureExtension.class)
+class StartupReportTest {
+
+    @Configuration(proxyBeanMethods = false)
+    @EnableAutoConfiguration
+    static class UsersApp {
+    }
+
+    private static void start(String... args) {
+        SpringApplication app = new SpringApplication(UsersApp.class);
+        app.setWebApplicationType(WebApplicationType.NONE);
+        app.run(args);
+    }
+
+    @Test
+    void noCredentialsEndsInAShortReportInsteadOfAStackTrace(CapturedOutput output) {
+        assumeThat(System.getenv("GOOGLE_APPLICATION_CREDENTIALS")).as("no ADC on this machine").isNull();
+        assumeThat(Files.exists(Path.of(System.getProperty("user.home"), ".config/gcloud/application_default_credentials.json")))
+                .as("no gcloud ADC on this machine").isFalse();
+        assertThatThrownBy(() -> start("--gcslock.bucket=my-app-locks", "--spring.cloud.gcp.project-id=my-project"))
+                .isNotNull();
+        String out = output.getAll();
+        assertThat(out).contains("APPLICATION FAILED TO START")
+                .contains("gcslock could not start: no Google Cloud credentials were found")
+                .contains("gcloud auth application-default login")
+                .contains("GOOGLE_APPLICATION_CREDENTIALS=/path/to/key.json")
+                .contains("workload identity")
+                .contains("gcslock.emulator.embedded=true");
+        assertThat(out.lines().filter(l -> l.trim().startsWith("at ")).count()).as("no stack trace").isZero();
+    }
+
+    @Test
+    void theAnalyzerRecognisesTheCredentialsErrorAnywhereInTheChain() {
+        Exception real = new RuntimeException("Error creating bean with name 'storage'",
+                new IOException(GcsLockCredentialsFailureAnalyzer.NO_DEFAULT_CREDENTIALS + ". To set up Application Default "
+                        + "Credentials for your environment, see https://cloud.google.com/docs/authentication/external/set-up-adc."));
+        assertThat(new GcsLockCredentialsFailureAnalyzer().analyze(real).getAction())
+                .contains("gcloud auth application-default login");
+        assertThat(new GcsLockCredentialsFailureAnalyzer().analyze(new IOException("disk full"))).isNull();
+    }
+}
