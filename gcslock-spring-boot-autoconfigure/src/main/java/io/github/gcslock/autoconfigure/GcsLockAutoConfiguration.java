@@ -6,9 +6,9 @@ import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.LockEventListener;
 import io.github.gcslock.LockRegistry;
 import io.github.gcslock.spring.GcsLocked;
+import io.github.gcslock.spring.GcsLockedBeanPostProcessor;
 import io.github.gcslock.spring.GcsLockedInterceptor;
 import io.github.gcslock.spring.SpringEventLockListener;
-import org.springframework.aop.Advisor;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
@@ -102,10 +102,16 @@ public class GcsLockAutoConfiguration {
         return new SpringEventLockListener(publisher);
     }
 
+    /**
+     * Applies {@link GcsLocked} with a post-processor of its own, not an advisor bean that only an
+     * auto-proxy creator would pick up: with {@code spring.aop.auto=false} and none of
+     * {@code @EnableTransactionManagement}/{@code @EnableCaching}, there is no such creator and the
+     * annotation would silently do nothing. Proxies class-based unless {@code spring.aop.proxy-target-class=false}.
+     */
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
-    static Advisor gcsLockedAdvisor(ObjectProvider<LockRegistry> registry, Environment environment, BeanFactory beanFactory,
-                                    ObjectProvider<ApplicationEventPublisher> events) {
+    static GcsLockedBeanPostProcessor gcsLockedBeanPostProcessor(ObjectProvider<LockRegistry> registry, Environment environment,
+                                                                 BeanFactory beanFactory, ObjectProvider<ApplicationEventPublisher> events) {
         java.time.Duration defaultWait = org.springframework.boot.context.properties.bind.Binder.get(environment)
                 .bind("gcslock.wait", java.time.Duration.class).orElse(java.time.Duration.ZERO);
         GcsLockedInterceptor interceptor = new GcsLockedInterceptor(registry, environment, beanFactory,
@@ -113,6 +119,8 @@ public class GcsLockAutoConfiguration {
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
                 new AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor);
         advisor.setOrder(ADVISOR_ORDER);
-        return advisor;
+        GcsLockedBeanPostProcessor postProcessor = new GcsLockedBeanPostProcessor(advisor);
+        postProcessor.setProxyTargetClass(environment.getProperty("spring.aop.proxy-target-class", Boolean.class, true));
+        return postProcessor;
     }
 }

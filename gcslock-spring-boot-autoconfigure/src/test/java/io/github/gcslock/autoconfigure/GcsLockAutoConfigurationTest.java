@@ -7,6 +7,7 @@ import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockRegistry;
 import io.github.gcslock.spring.GcsIntegrationLockRegistry;
+import io.github.gcslock.spring.GcsLockedBeanPostProcessor;
 import io.github.gcslock.test.GcsEmulator;
 import io.github.gcslock.test.Operation;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -14,7 +15,6 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.aop.Advisor;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -78,7 +78,7 @@ class GcsLockAutoConfigurationTest {
             assertThat(r.ttl()).isEqualTo(Duration.ofMinutes(5));
             assertThat(r.refreshInterval()).isEqualTo(Duration.ofSeconds(37));
             assertThat(r.bucket()).isEqualTo("locks");
-            assertThat(ctx).hasSingleBean(Advisor.class);
+            assertThat(ctx).hasSingleBean(GcsLockedBeanPostProcessor.class);
         });
     }
 
@@ -116,7 +116,7 @@ class GcsLockAutoConfigurationTest {
     void disabledMeansNoBeans() {
         runner().withPropertyValues("gcslock.enabled=false").run(ctx -> {
             assertThat(ctx).doesNotHaveBean(LockRegistry.class);
-            assertThat(ctx).doesNotHaveBean(Advisor.class);
+            assertThat(ctx).doesNotHaveBean(GcsLockedBeanPostProcessor.class);
             assertThat(ctx).doesNotHaveBean(Storage.class);
         });
     }
