@@ -13,8 +13,8 @@ muts = [
  ("stale takeover at all", E+'GcsLockRegistry.java', "if (seen.stale()) {", "if (false) {", "AlgorithmRulesTest#takesOverALockWhoseHolderStoppedRefreshing"),
  ("release generation precondition", E+'GcsLockRegistry.java', ["Storage.BlobSourceOption[] guard = {Storage.BlobSourceOption.generationMatch(lease.fencingToken()),", "deleted = singleTry.delete(lease.blobId(), guard);", "deleted = storage.delete(lease.blobId(), guard);"], ["Storage.BlobSourceOption[] guard = {", "deleted = singleTry.delete(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()), guard);", "deleted = storage.delete(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()), guard);"], "AlgorithmRulesTest#aLateReleaseNeverDeletesTheNextHoldersLock"),
  ("release waits for in-flight refresh", E+'GcsLockRegistry.java', "lease.io.lock(); // waits", "// lease.io.lock(); // waits", "AlgorithmRulesTest#releaseDuringARefreshStillDeletesTheObject"),
- ("refresh adopt lost reply", E+'LeaseRefresher.java', "&& refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
- ("refresh id check", E+'LeaseRefresher.java', "&& refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {", ") {", "AlgorithmRulesTest#refreshOfALockChangedBySomeoneElseDeclaresItLost"),
+ ("refresh adopt lost reply", E+'LeaseRefresher.java', "&& ourUnconfirmedRefresh(lease, current) != null) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
+ ("refresh id check", E+'LeaseRefresher.java', "lease.unconfirmedRefreshes.get(LockObject.meta(current, LockObject.REFRESH));", "lease.unconfirmedRefreshes.values().stream().findFirst().orElse(null);", "AlgorithmRulesTest#refreshOfALockChangedBySomeoneElseDeclaresItLost"),
  ("refresh 404 lost", E+'LeaseRefresher.java', "if (e.getCode() == 404) {", "if (false) {", "AlgorithmRulesTest#refreshOfADeletedLockDeclaresItLost"),
  ("failure count limit", E+'LeaseRefresher.java', "if (lease.consecutiveFailures >= maxFailures) {", "if (false) {", "AlgorithmRulesTest#consecutiveRefreshFailuresUpToTheLimitLoseTheLease"),
  ("deadline rule lazy", E+'GcsLease.java', "if (registry.nanoTime() - deadlineNanos() >= 0) {", "if (false) {", "AlgorithmRulesTest#aPausedHolderSeesItsLeaseUnhealthyOnItsFirstCheck"),
@@ -26,6 +26,13 @@ muts = [
  ("hold at least: the releasing thread is no longer the owner", E+'GcsLockRegistry.java', ["            if (slot.holds == 0) {\n                slot.owner = null;\n            }\n", "if (slot.holds < 1) {\n                return null; // its hold"], ["", "if (false) {\n                return null; // its hold"], "GcsLockRegistryTest#afterReleaseAfterNoThreadOfThisProcessGetsTheNameBeforeTheDelayEnds"),
  ("bounded client", E+'GcsLockRegistry.java', "Storage bounded = boundedStorage(storage, effectiveOperationTimeout());", "Storage bounded = storage;", "AlgorithmRulesTest#everyOperationIsBoundedDespiteTheClientsOwnRetries"),
  ("contention: no create precondition", E+'GcsLockRegistry.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
+ # issue 10 hole 1: an adopted create is dated from the earliest create of the acquire whose outcome was unknown
+ ("adoption dated from the earliest unknown create", E+'GcsLockRegistry.java', "long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);", "long writtenFrom = sent;", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
+ ("old adoption confirmed by a guarded PATCH", E+'GcsLockRegistry.java', "if (nanoTime.getAsLong() - writtenFrom >= refreshInterval.toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
+ # issue 10 hole 3: unconfirmed refreshes stay adoptable; release that meets 412 deletes the object if still ours
+ ("unconfirmed refresh ids remembered", E+'LeaseRefresher.java', "lease.unconfirmedRefreshes.put(refreshId,", "lease.unconfirmedRefreshes.clear(); lease.unconfirmedRefreshes.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
+ ("release re-reads after 412", E+'GcsLockRegistry.java', "                    deleteIfStillOurs(lease);\n", "", "EngineSafetyRulesTest#releaseAfterARefreshWhoseReplyCameTooLateStillDeletesTheObject"),
+ ("release after 412 deletes only our own object", E+'GcsLockRegistry.java', "if (current == null || current.getGeneration() != lease.fencingToken() || !isOurs(current, lease.leaseId())) {", "if (current == null) {", "EngineSafetyRulesTest#releaseOfATakenOverLockLeavesTheNewHoldersObject"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

@@ -48,6 +48,13 @@ final class GcsLease implements Lease {
     private volatile long lastConfirmedNanos;
     private volatile Instant lastRefreshAt;
     int consecutiveFailures;
+    /**
+     * Refreshes sent since the last confirmed one whose outcome is unknown (a lost reply, a reply after
+     * the operation timeout): refresh id → the metageneration it was guarded by and when it was sent.
+     * Any of them may have committed, so a later 412 that shows one of these ids is our own write, not
+     * someone else's. Touched only under {@link #io}.
+     */
+    final java.util.Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new java.util.LinkedHashMap<>();
     volatile ScheduledFuture<?> refreshTask;
     volatile ScheduledFuture<?> deadlineTask;
 
@@ -64,6 +71,10 @@ final class GcsLease implements Lease {
         this.lastConfirmedNanos = sentNanos;
         this.ttl = ttl;
         this.deadlineSpanNanos = ttl.minus(safetyMargin).toNanos();
+    }
+
+    /** A refresh whose outcome is not known yet. */
+    record UnconfirmedRefresh(long guardMetageneration, long sentNanos) {
     }
 
     // ---- Lease ----
@@ -200,6 +211,7 @@ final class GcsLease implements Lease {
         this.lastConfirmedNanos = Math.max(this.lastConfirmedNanos, sentNanos);
         this.lastRefreshAt = gcsUpdated;
         this.consecutiveFailures = 0;
+        this.unconfirmedRefreshes.clear(); // the object moved past every earlier refresh of ours
     }
 
     /** Declares the lease lost (once); tells listeners. Returns true if this call made it so. */

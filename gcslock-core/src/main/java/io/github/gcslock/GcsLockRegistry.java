@@ -5,6 +5,7 @@ import com.google.cloud.TransportOptions;
 import com.google.cloud.http.HttpTransportOptions;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Bucket;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
@@ -65,6 +66,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final String prefix;
     private final Duration ttl;
     private final Duration safetyMargin;
+    private final Duration refreshInterval;
     /** GCS allows about one write per second to one object name; after a 429, waiting this long helps. */
     private final Duration writeRateWindow;
     private final Backoff backoff;
@@ -101,6 +103,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.prefix = b.prefix;
         this.ttl = b.ttl;
         this.safetyMargin = b.effectiveSafetyMargin();
+        this.refreshInterval = b.refreshInterval;
         this.writeRateWindow = b.writeRateWindow;
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.backoffMultiplier);
         this.clock = b.clock;
@@ -176,7 +179,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         boolean acquired = false;
         try {
-            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage);
+            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage, new UnknownCreates());
             if (result.lease != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease));
@@ -211,6 +214,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             // One lease id for the whole wait: if a create's reply is lost and the client gives up, our
             // next attempt finds the object with this id and adopts it instead of waiting out the TTL.
             String leaseId = ProcessIdentity.randomHex(8);
+            // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
+            // written the object we later adopt, so the adopted object is dated from the earliest.
+            UnknownCreates unknownCreates = new UnknownCreates();
             LockInfo holder = null;
             StorageException lastError = null;
             for (int n = 0; ; n++) {
@@ -221,7 +227,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     if (stillHeld != null) {
                         holder = stillHeld;
                     } else {
-                        Attempt result = attempt(name, leaseId, singleTry);
+                        Attempt result = attempt(name, leaseId, singleTry, unknownCreates);
                         if (result.lease != null) {
                             acquired = true;
                             return own(slot, result.lease);
@@ -285,8 +291,30 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private record Attempt(GcsLease lease, LockInfo holder) {
     }
 
-    /** One attempt of ALGORITHM.md "Acquire", including the "retry at once" cases. Throws StorageException on errors. */
-    private Attempt attempt(String name, String leaseId, Storage storage) {
+    /**
+     * The send time of the earliest create (of one acquire call, all with one lease id) whose outcome is
+     * unknown: it may have committed, and the object it wrote is as old as that send, not as old as the
+     * create that later finds it.
+     */
+    private static final class UnknownCreates {
+        private boolean any;
+        private long earliestSentNanos;
+
+        void record(long sentNanos) {
+            if (!any || sentNanos - earliestSentNanos < 0) {
+                any = true;
+                earliestSentNanos = sentNanos;
+            }
+        }
+
+        /** When an object of ours found by a create sent at {@code sentNanos} may have been written, at the earliest. */
+        long writtenNoEarlierThan(long sentNanos) {
+            return any && earliestSentNanos - sentNanos < 0 ? earliestSentNanos : sentNanos;
+        }
+    }
+
+    /** One attempt of the acquire algorithm, including the "retry at once" cases. Throws StorageException on errors. */
+    private Attempt attempt(String name, String leaseId, Storage storage, UnknownCreates unknownCreates) {
         BlobId id = BlobId.of(bucket, prefix + name);
         LockInfo seen = null;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
@@ -300,6 +328,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 return new Attempt(newLease(name, created, leaseId, now, sent), null);
             } catch (StorageException e) {
                 if (e.getCode() != 412) {
+                    if (e.getCode() != 404) {
+                        unknownCreates.record(sent); // a lost reply or a timeout: it may have committed
+                    }
                     if (e.getCode() == 404) {
                         throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
                                 + "to creating lock object '" + id.getName() + "')", e);
@@ -318,9 +349,24 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             seen = info(name, current);
             if (me.owner().equals(owner) && leaseId.equals(currentLease)) {
                 // Our own create: the client retried it after a lost reply, and the retry hit the object
-                // the first try had made. Adopt it — deleting our own fresh lock would be absurd.
+                // the first try had made. Adopt it — deleting our own fresh lock would be absurd. But it may
+                // have been written by any earlier create of this acquire whose reply was lost, long ago (a
+                // lost-reply outage longer than the TTL): date it from the earliest such create, never
+                // from this one, or we would report healthy a lock others already see stale.
+                long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);
+                if (nanoTime.getAsLong() - writtenFrom >= refreshInterval.toNanos()) {
+                    // Older than a refresh interval (the refresher assumes a new lease is fresher): confirm
+                    // it with a PATCH guarded by the generation and metageneration we read. Another process
+                    // that saw it stale deletes with the same guards, so exactly one of us wins.
+                    Confirmed confirmed = confirmAdopted(current, storage);
+                    if (confirmed == null) {
+                        continue; // deleted or changed since our read: someone took it over; look again
+                    }
+                    log.debug("lock '{}': adopted our own create whose reply was lost, after confirming it", name);
+                    return new Attempt(newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos()), null);
+                }
                 log.debug("lock '{}': adopted our own create whose reply was lost", name);
-                return new Attempt(newLease(name, current, leaseId, now, sent), null);
+                return new Attempt(newLease(name, current, leaseId, now, writtenFrom), null);
             }
             if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
@@ -342,6 +388,34 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return new Attempt(null, seen);
         }
         return new Attempt(null, seen);
+    }
+
+    private record Confirmed(Blob blob, long sentNanos) {
+    }
+
+    /**
+     * Refreshes an adopted object of ours with a PATCH guarded by the generation and metageneration we
+     * read; the result is dated from the PATCH's send time. Null if the object changed or vanished since
+     * our read (412/404): another process found it stale and took it over. Other errors are thrown
+     * (the outcome is unknown; the next attempt reads the object again).
+     */
+    private Confirmed confirmAdopted(Blob current, Storage storage) {
+        long sent = nanoTime.getAsLong();
+        BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
+                .setMetadata(Map.of(LockObject.EXPIRES, estimatedGcsNow().plus(ttl).toString(),
+                        LockObject.REFRESH, ProcessIdentity.randomHex(6)))
+                .build();
+        try {
+            Blob after = storage.update(change, Storage.BlobTargetOption.generationMatch(current.getGeneration()),
+                    Storage.BlobTargetOption.metagenerationMatch(current.getMetageneration()));
+            observe(after);
+            return new Confirmed(after, sent);
+        } catch (StorageException e) {
+            if (e.getCode() == 412 || e.getCode() == 404) {
+                return null;
+            }
+            throw e;
+        }
     }
 
     /** One read: the holder if the lock is plainly held by another owner and not stale; else null (worth an attempt). */
@@ -483,7 +557,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
         } catch (StorageException e) {
             if (e.getCode() == 412) {
-                log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
+                try {
+                    deleteIfStillOurs(lease);
+                } catch (RuntimeException again) {
+                    log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
+                            + "passes, or until this process asks for the lock again", lease.name(), again.getMessage(), ttl);
+                }
             } else {
                 log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
                         + "passes, or until this process asks for the lock again", lease.name(), e.getMessage(), ttl);
@@ -492,6 +571,24 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
                     lease.name(), ttl, e);
         }
+    }
+
+    /**
+     * After a release's DELETE met 412: either someone else holds the name now, or a write of ours
+     * committed unseen (a refresh whose reply was lost or came after the timeout) and moved the
+     * metageneration. Read once; if the object is still this lease's (same generation, our owner and
+     * lease id), delete it guarded by what we read, so a lease never ends leaving its object behind.
+     */
+    private void deleteIfStillOurs(GcsLease lease) {
+        Blob current = storage.get(lease.blobId().getBucket(), lease.blobId().getName());
+        if (current == null || current.getGeneration() != lease.fencingToken() || !isOurs(current, lease.leaseId())) {
+            log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
+            return;
+        }
+        // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
+        storage.delete(current.getBlobId(), Storage.BlobSourceOption.generationMatch(current.getGeneration()),
+                Storage.BlobSourceOption.metagenerationMatch(current.getMetageneration()));
+        log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
     }
 
     /**

@@ -126,12 +126,15 @@ final class LeaseRefresher implements AutoCloseable {
             BlobInfo change = BlobInfo.newBuilder(lease.blobId())
                     .setMetadata(Map.of(LockObject.EXPIRES, expires.toString(), LockObject.REFRESH, refreshId))
                     .build();
+            // Remembered until a refresh is confirmed: if this one times out but commits, the next refresh
+            // meets 412 and must recognise the change as ours (a slow reply that still committed).
+            lease.unconfirmedRefreshes.put(refreshId, new GcsLease.UnconfirmedRefresh(knownMetageneration, sent));
             Blob after;
             try {
                 after = storage.update(change, Storage.BlobTargetOption.generationMatch(lease.fencingToken()),
                         Storage.BlobTargetOption.metagenerationMatch(knownMetageneration));
             } catch (StorageException e) {
-                onRefreshError(lease, e, knownMetageneration, refreshId, sent);
+                onRefreshError(lease, e);
                 return;
             } catch (RuntimeException e) {
                 countFailure(lease, e);
@@ -150,15 +153,16 @@ final class LeaseRefresher implements AutoCloseable {
         }
     }
 
-    private void onRefreshError(GcsLease lease, StorageException e, long knownMetageneration, String refreshId, long sent) {
+    private void onRefreshError(GcsLease lease, StorageException e) {
         if (e.getCode() == 404) {
             lease.markLost("lock object was deleted (by an administrator, or taken over after this holder stalled)");
             return;
         }
         if (e.getCode() == 412) {
-            // The client retries a PATCH whose reply was lost; the retry then fails the precondition our
-            // own first try changed. Adopt it only if the object is still ours, exactly one write ahead,
-            // and that write carries this refresh's id (someone else's PATCH would not).
+            // Our own write may have moved the metageneration: the client retried a PATCH whose reply was
+            // lost, or an earlier refresh timed out but still committed. Adopt it only if the object is
+            // still ours and carries the id of one of our unconfirmed refreshes, exactly one write past
+            // the metageneration that refresh was guarded by (someone else's PATCH would not be).
             Blob current;
             try {
                 current = storage.get(lease.blobId());
@@ -170,11 +174,12 @@ final class LeaseRefresher implements AutoCloseable {
                 lease.markLost("lock object was deleted");
             } else if (current.getGeneration() == lease.fencingToken()
                     && registry.isOurs(current, lease.leaseId())
-                    && current.getMetageneration() == knownMetageneration + 1
-                    && refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {
+                    && ourUnconfirmedRefresh(lease, current) != null) {
+                GcsLease.UnconfirmedRefresh ours = ourUnconfirmedRefresh(lease, current);
                 registry.observe(current);
-                log.debug("lock '{}': adopted our own refresh whose reply was lost", lease.name());
-                lease.confirmed(current.getMetageneration(), sent, LockObject.updated(current));
+                log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
+                // Dated from that refresh's send: the object's updated is no earlier.
+                lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
                 registry.notifyRefreshed(lease);
             } else {
                 registry.observe(current);
@@ -184,6 +189,12 @@ final class LeaseRefresher implements AutoCloseable {
             return;
         }
         countFailure(lease, e);
+    }
+
+    /** The unconfirmed refresh of ours that wrote {@code current}, or null if none of ours did. */
+    private static GcsLease.UnconfirmedRefresh ourUnconfirmedRefresh(GcsLease lease, Blob current) {
+        GcsLease.UnconfirmedRefresh r = lease.unconfirmedRefreshes.get(LockObject.meta(current, LockObject.REFRESH));
+        return r != null && current.getMetageneration() == r.guardMetageneration() + 1 ? r : null;
     }
 
     private void countFailure(GcsLease lease, Exception e) {
