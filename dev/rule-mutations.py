@@ -32,7 +32,13 @@ muts = [
  # issue 10 hole 3: unconfirmed refreshes stay adoptable; release that meets 412 deletes the object if still ours
  ("unconfirmed refresh ids remembered", E+'LeaseRefresher.java', "lease.unconfirmedRefreshes.put(refreshId,", "lease.unconfirmedRefreshes.clear(); lease.unconfirmedRefreshes.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
  ("release re-reads after 412", E+'GcsLockRegistry.java', "                    deleteIfStillOurs(lease);\n", "", "EngineSafetyRulesTest#releaseAfterARefreshWhoseReplyCameTooLateStillDeletesTheObject"),
- ("release after 412 deletes only our own object", E+'GcsLockRegistry.java', "if (current == null || current.getGeneration() != lease.fencingToken() || !isOurs(current, lease.leaseId())) {", "if (current == null) {", "EngineSafetyRulesTest#releaseOfATakenOverLockLeavesTheNewHoldersObject"),
+ ("release after 412 deletes only our own object", E+'GcsLockRegistry.java', "if (current == null || current.getGeneration() != lease.fencingToken() || !isOurs(current, lease.leaseId())) {", "if (current == null) {", "EngineSafetyRulesTest#releaseThatMeets412LeavesAnObjectThatIsNoLongerOurs"),
+ # issue 10 hole 5: close() wakes every waiter; a closed registry never hands out a lease
+ ("close wakes waiters", E+'GcsLockRegistry.java', ["                checkOpen(name);\n                try {", "if (closing.await(sleep, TimeUnit.NANOSECONDS)) {"], ["                try {", "if (closing.await(sleep, TimeUnit.NANOSECONDS) && false) {"], "EngineSafetyRulesTest#closeWakesEveryWaiterWhichFailsWithAClearException"),
+ ("closed registry never hands out a lease", E+'GcsLockRegistry.java', "            if (!closed) {\n                slot.owner = Thread.currentThread();", "            if (true) {\n                slot.owner = Thread.currentThread();", "EngineSafetyRulesTest#aCreateThatRacesCloseEndsWithItsObjectDeleted"),
+ # issue 16 items 6 and 2 (engine side)
+ ("listener Error releases the lease", E+'GcsLockRegistry.java', "        } catch (Error e) {", "        } catch (StackOverflowError e) {", "EngineSafetyRulesTest#anErrorThrownByAListenerWhileHandingOutALeaseReleasesIt"),
+ ("heldLeases excludes releasing leases", E+'GcsLockRegistry.java', "if (!lease.isReleasing()) {\n                held.add(lease);", "if (true) {\n                held.add(lease);", "EngineSafetyRulesTest#aLeaseLeavesHeldLeasesWhenItsReleaseBegins"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

@@ -79,6 +79,14 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
     private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
     private volatile boolean closed;
+    /**
+     * Serialises handing out a lease with {@link #close()}: a create that finishes while close() runs
+     * either registers its lease before close() takes its snapshot (and close() releases it) or sees
+     * the registry closed (and deletes its object). Without it the lease escapes unrefreshed.
+     */
+    private final Object lifecycle = new Object();
+    /** Counted down by close(): wakes every thread sleeping in acquire's wait loop at once. */
+    private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
 
     /**
      * Local state of one name: a permit that the threads of this process queue on (so a process sends
@@ -179,6 +187,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         boolean acquired = false;
         try {
+            checkOpen(name);
             Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage, new UnknownCreates());
             if (result.lease != null) {
                 acquired = true;
@@ -211,6 +220,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         boolean acquired = false;
         try {
+            // close() while this thread queued on the local permit: the thread that had it was woken by
+            // close() and gave it up; so do we, rather than start asking GCS for a closed registry.
+            checkOpen(name);
             // One lease id for the whole wait: if a create's reply is lost and the client gives up, our
             // next attempt finds the object with this id and adopts it instead of waiting out the TTL.
             String leaseId = ProcessIdentity.randomHex(8);
@@ -220,6 +232,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             LockInfo holder = null;
             StorageException lastError = null;
             for (int n = 0; ; n++) {
+                checkOpen(name);
                 try {
                     // After seeing the lock held, poll with a read (1 request) and only try to create when
                     // it is gone or may be taken over: a create that fails costs a create and a read.
@@ -252,7 +265,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 Duration delay = lastError != null && lastError.getCode() == 429 ? writeWindowDelay()
                         : lastError == null && holder != null ? pollDelay(holder, n) : backoff.delay(n);
                 long sleep = Math.min(remaining, delay.toNanos());
-                TimeUnit.NANOSECONDS.sleep(sleep);
+                if (closing.await(sleep, TimeUnit.NANOSECONDS)) {
+                    checkOpen(name); // close() woke us: fail now, not after the backoff
+                }
             }
         } finally {
             if (!acquired) {
@@ -443,23 +458,52 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos) {
-        GcsLease lease = new GcsLease(this, name, object.getBlobId(), object.getGeneration(),
+        return new GcsLease(this, name, object.getBlobId(), object.getGeneration(),
                 object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, ttl, safetyMargin);
-        liveByLeaseId.put(leaseId, lease);
-        refresher.start(lease);
-        return lease;
     }
 
+    /**
+     * Hands out a lease the caller's attempt created: registers it (refreshed, released by close()) and
+     * tells the listeners. The caller holds the slot's permit; if this throws, the permit is given back
+     * here and the lock object deleted, so a lease that is not handed out never stays behind.
+     */
     private Lease own(LocalSlot slot, GcsLease lease) {
-        slot.owner = Thread.currentThread();
-        slot.lease = lease;
-        synchronized (slot) {
-            slot.holds = 1;
-            slot.releaseDeferred = false;
+        boolean registered = false;
+        synchronized (lifecycle) {
+            if (!closed) {
+                slot.owner = Thread.currentThread();
+                slot.lease = lease;
+                synchronized (slot) {
+                    slot.holds = 1;
+                    slot.releaseDeferred = false;
+                }
+                liveByLeaseId.put(lease.leaseId(), lease);
+                refresher.start(lease);
+                registered = true;
+            }
+        }
+        if (!registered) {
+            // The create raced close(): close() has already released its snapshot of the held leases and
+            // stopped the refresher, so nobody would refresh or release this one. Delete it now.
+            log.info("lock '{}': the registry was closed while the lock was being acquired; deleting it again", lease.name());
+            lease.beginRelease();
+            deleteOnRelease(lease);
+            lease.released();
+            slot.permit.release();
+            throw closedException(lease.name());
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
-        for (LockEventListener l : listeners) {
-            safely(() -> l.acquired(lease));
+        try {
+            for (LockEventListener l : listeners) {
+                safely(() -> l.acquired(lease));
+            }
+        } catch (Error e) {
+            // safely() swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
+            // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
+            // release it here instead of leaving it held and refreshed for the life of the process.
+            log.warn("lock '{}': a listener failed while the lock was handed out ({}); releasing it", lease.name(), e.toString());
+            releaseNow(lease);
+            throw e;
         }
         return lease;
     }
@@ -693,7 +737,15 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     @Override
     public Collection<Lease> heldLeases() {
-        return List.copyOf(liveByLeaseId.values());
+        // A lease leaves as soon as its release begins: it is no longer healthy then, and health checks
+        // must not count a normal release (whose DELETE may take a second after a 429) as a lost lock.
+        List<Lease> held = new ArrayList<>();
+        for (GcsLease lease : liveByLeaseId.values()) {
+            if (!lease.isReleasing()) {
+                held.add(lease);
+            }
+        }
+        return List.copyOf(held);
     }
 
     /**
@@ -754,11 +806,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
     @Override
     public void close() {
-        if (closed) {
-            return;
+        List<GcsLease> held;
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            held = new ArrayList<>(liveByLeaseId.values());
         }
-        closed = true;
-        List<GcsLease> held = new ArrayList<>(liveByLeaseId.values());
+        closing.countDown(); // wakes every waiter; each fails with "closed"
+
         if (!held.isEmpty()) {
             log.info("releasing {} held lock(s) on shutdown", held.size());
         }
@@ -845,6 +902,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (closed) {
             throw new IllegalStateException("this GcsLockRegistry is closed");
         }
+    }
+
+    private void checkOpen(String name) {
+        if (closed) {
+            throw closedException(name);
+        }
+    }
+
+    private static IllegalStateException closedException(String name) {
+        return new IllegalStateException("lock '" + name + "' was not acquired: this GcsLockRegistry was closed");
     }
 
     static boolean isTransient(StorageException e) {

@@ -7,10 +7,16 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -117,16 +123,144 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         assertThat(object("job")).as("our object is deleted even though our last refresh was unconfirmed").isNull();
     }
 
-    /** A release that meets 412 because someone else holds the name now leaves their object alone. */
+    /**
+     * A release that meets 412 re-reads the object and deletes it only if it is still ours: here the
+     * object (same generation, so the guarded DELETE answers 412 rather than 404) was rewritten by
+     * someone else as theirs, and must be left alone.
+     */
     @Test
-    void releaseOfATakenOverLockLeavesTheNewHoldersObject() {
+    void releaseThatMeets412LeavesAnObjectThatIsNoLongerOurs() {
         GcsLockRegistry a = registry(b -> b.ttl(Duration.ofSeconds(5)).refreshInterval(Duration.ofSeconds(1)));
         Lease lease = a.tryAcquire("job").orElseThrow();
-        Blob foreign = foreignRefresh("job"); // an administrator's PATCH: the object is still A's
-        assertThat(foreign.getMetageneration()).isEqualTo(2L);
-        storage.delete(foreign.getBlobId());
-        Blob planted = plantForeignLock("job", Duration.ofSeconds(5));
+        Blob ours = object("job");
+        storage.update(com.google.cloud.storage.BlobInfo.newBuilder(ours.getBlobId())
+                        .setMetadata(java.util.Map.of("gcslock-owner", "someone-else#x", "gcslock-lease", "l-foreign")).build(),
+                com.google.cloud.storage.Storage.BlobTargetOption.metagenerationMatch(ours.getMetageneration()));
         lease.release();
-        assertThat(object("job").getGeneration()).isEqualTo(planted.getGeneration());
+        Blob after = object("job");
+        assertThat(after).as("someone else's object is not deleted").isNotNull();
+        assertThat(after.getMetadata()).containsEntry("gcslock-owner", "someone-else#x");
+    }
+
+    // ---------------------------------------------------------------- close() against waiters and creates
+
+    /**
+     * Interleaving (a lease nobody refreshes or releases): thread T waits in {@code acquire("job")} while
+     * another process holds it, and thread T2 of the same process queues locally behind T. {@code close()}
+     * releases a snapshot of the held leases and stops the refresher, but the wait loop never looked at
+     * {@code closed} again: when the holder released, T created the object and got a lease nobody
+     * refreshed or released, and the object stayed until its TTL.
+     *
+     * <p>Rule: close() wakes every waiter, in the GCS wait and in the local queue, and each fails with
+     * an exception that says the registry was closed.
+     */
+    @Test
+    void closeWakesEveryWaiterWhichFailsWithAClearException() throws Exception {
+        GcsLockRegistry otherProcess = registry(b -> b.ttl(Duration.ofSeconds(5)).refreshInterval(Duration.ofSeconds(1)));
+        Lease held = otherProcess.tryAcquire("job").orElseThrow();
+        GcsLockRegistry r = registry();
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            gcs.faults().resetCounters();
+            Future<Lease> gcsWaiter = threads.submit(() -> r.acquire("job", Duration.ofSeconds(30)));
+            await().atMost(Duration.ofSeconds(5)).until(() -> gcs.faults().requestCount(Operation.INSERT) >= 1);
+            Future<Lease> localWaiter = threads.submit(() -> r.acquire("job", Duration.ofSeconds(30)));
+            sleep(100); // let T2 queue on the local permit
+            r.close();
+            for (Future<Lease> waiter : java.util.List.of(gcsWaiter, localWaiter)) {
+                assertThatThrownBy(() -> waiter.get(5, TimeUnit.SECONDS))
+                        .hasCauseInstanceOf(IllegalStateException.class)
+                        .cause().hasMessageContaining("'job'").hasMessageContaining("closed");
+            }
+            held.release();
+            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> object("job") == null);
+            assertThat(r.heldLeases()).isEmpty();
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    /**
+     * Interleaving: a create is in flight when close() runs (close() releases its snapshot of the held
+     * leases and stops the refresher); the create then commits and the lease was handed out unrefreshed,
+     * its object left until the TTL.
+     *
+     * <p>Rule: handing out a lease and close() are serialised: a lease whose create finishes after
+     * close() began is not handed out, and its object is deleted.
+     */
+    @Test
+    void aCreateThatRacesCloseEndsWithItsObjectDeleted() {
+        GcsLockRegistry r = registry();
+        gcs.faults().beforeNext(Operation.INSERT, r::close);
+        assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("'job'").hasMessageContaining("closed");
+        assertThat(object("job")).isNull();
+        assertThat(r.heldLeases()).isEmpty();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class);
+    }
+
+    // ---------------------------------------------------------------- issue 16: engine side
+
+    /**
+     * Interleaving (issue 16 item 6): a listener's {@code acquired} (an
+     * {@code ApplicationListener<GcsLockAcquiredEvent>}) throws an {@link Error} after the lease was
+     * registered. Only RuntimeException was caught, so the Error escaped with the lease registered,
+     * refreshed forever and its local permit held: the lock leaked for the life of the process.
+     *
+     * <p>Rule: a failure while handing out a lease releases it (object deleted, permit given back).
+     */
+    @Test
+    void anErrorThrownByAListenerWhileHandingOutALeaseReleasesIt() throws Exception {
+        AtomicBoolean fail = new AtomicBoolean(true);
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void acquired(Lease lease) {
+                if (fail.get()) {
+                    throw new AssertionError("listener broke");
+                }
+            }
+        }));
+        assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(AssertionError.class);
+        assertThat(r.heldLeases()).isEmpty();
+        assertThat(object("job")).isNull();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(1))).isInstanceOf(AssertionError.class);
+        assertThat(r.heldLeases()).isEmpty();
+        assertThat(object("job")).isNull();
+        fail.set(false);
+        Lease lease = r.acquire("job", Duration.ZERO); // the local permit was given back
+        assertThat(lease.isHealthy()).isTrue();
+    }
+
+    /**
+     * Interleaving (issue 16 item 2): a lease being released is no longer healthy but stayed in
+     * {@code heldLeases()} until its DELETE returned (about a second after a 429), so the health check
+     * counted it as lost and probes saw DOWN during every normal release.
+     *
+     * <p>Rule: a lease leaves heldLeases() when its release begins; it is not reported lost.
+     */
+    @Test
+    void aLeaseLeavesHeldLeasesWhenItsReleaseBegins() throws Exception {
+        GcsLockRegistry r = registry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch inDelete = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        gcs.faults().beforeNext(Operation.DELETE, () -> {
+            inDelete.countDown();
+            try {
+                letGo.await(5, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CompletableFuture<Void> release = CompletableFuture.runAsync(lease::release);
+        try {
+            assertThat(inDelete.await(5, TimeUnit.SECONDS)).isTrue();
+            assertThat(r.heldLeases()).as("released leases are not held").isEmpty();
+            assertThat(lease.lostReason()).as("a release is not a loss").isEmpty();
+        } finally {
+            letGo.countDown();
+        }
+        release.get(5, TimeUnit.SECONDS);
+        assertThat(object("job")).isNull();
     }
 }

@@ -39,8 +39,11 @@ public class GcsLockHealthIndicator extends AbstractHealthIndicator {
             d.put("lastRefresh", String.valueOf(lease.lastRefreshAt()));
             d.put("expires", String.valueOf(lease.expiresAt()));
             d.put("healthy", healthy);
-            if (!healthy) {
-                String reason = lease.lostReason().orElse("released");
+            // DOWN only for a lease that was lost (its work must stop). A lease whose release has begun
+            // leaves heldLeases(), but one may be read here just as its release begins: unhealthy,
+            // without a lost reason; that is a normal release, not an outage.
+            if (!healthy && lease.lostReason().isPresent()) {
+                String reason = lease.lostReason().get();
                 d.put("lostReason", reason);
                 lost.add(lease.name() + ": " + reason);
             }
