@@ -8,6 +8,7 @@ import io.github.gcslock.LockRegistry;
 import io.github.gcslock.spring.GcsLocked;
 import io.github.gcslock.spring.GcsLockedBeanPostProcessor;
 import io.github.gcslock.spring.GcsLockedInterceptor;
+import io.github.gcslock.spring.GcsLockedNameChecker;
 import io.github.gcslock.spring.SpringEventLockListener;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
@@ -95,6 +96,13 @@ public class GcsLockAutoConfiguration {
                     + ", under one second (a number without a unit is read as milliseconds: gcslock.ttl=10 means 10ms); "
                     + "a lock must live for several refreshes, so use at least 1s, e.g. gcslock.ttl=5m");
         }
+    }
+
+    /** Checks {@code @GcsLocked} lock names when their beans are created, so a bad name fails start-up. */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static GcsLockedNameChecker gcsLockedNameChecker(Environment environment) {
+        return new GcsLockedNameChecker(environment);
     }
 
     @Bean

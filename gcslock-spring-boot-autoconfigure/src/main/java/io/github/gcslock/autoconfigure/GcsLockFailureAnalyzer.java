@@ -24,7 +24,9 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
                     + "(Gradle: developmentOnly or testImplementation \"io.github.gcslock:gcslock-test:" + gcslockVersion() + "\").\n"
                     + "Or run a standalone emulator and set gcslock.emulator.endpoint, or use real GCS: "
                     + "gcslock.emulator.embedded=false with gcslock.bucket and GCP credentials.";
-            case "name" -> "Fix the lock name: non-empty, at most 1024 bytes with the prefix, without control characters or # [ ] * ?.";
+            case "name" -> "Fix the lock name: non-empty, at most 1024 bytes of UTF-8 with gcslock.prefix, without "
+                    + "control characters or # [ ] * ?; a name containing # is SpEL over the method's arguments "
+                    + "(\"'invoice-' + #tenant\" or \"invoice-#{#tenant}\").";
             case "ttl" -> "Set gcslock.ttl to a duration with its unit, e.g. gcslock.ttl=5m (the default) or gcslock.ttl=30s; "
                     + "a number without a unit is read as milliseconds.";
             case "refreshInterval", "maxRefreshFailures" -> "Lower gcslock.refresh-interval or gcslock.max-refresh-failures, "
@@ -34,6 +36,9 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
                     + "min(gcslock.ttl / 5, (gcslock.ttl - gcslock.refresh-interval) / 2).";
             default -> "Fix " + property + ": durations take a unit (500ms, 30s, 5m); leave it unset for the default.";
         };
+        if (cause.setting().equals("name")) {
+            return new FailureAnalysis("gcslock is misconfigured: " + cause.getMessage(), action, cause);
+        }
         return new FailureAnalysis("gcslock is misconfigured: " + PropertyMessages.translate(cause.getMessage())
                 + " (property: " + property + ")", action, cause);
     }

@@ -52,9 +52,76 @@ final class LockNameResolver {
                     ? PARSER.parseExpression(resolved, new TemplateParserContext())
                     : PARSER.parseExpression(resolved);
         } catch (RuntimeException e) {
+            if (!resolved.contains("#{") && LOOKS_LITERAL.matcher(resolved).matches()) {
+                // "my#job" was meant as a plain name: say what is wrong with it, not how SpEL failed to parse it.
+                throw new IllegalStateException("@GcsLocked on " + describe(method) + ": `#` is not allowed in lock names: '"
+                        + raw + "' (a name with # is read as SpEL over the method's arguments, e.g. \"'invoice-' + #tenant\" "
+                        + "or \"invoice-#{#tenant}\"; for a fixed name leave the # out)", e);
+            }
             throw new IllegalStateException("@GcsLocked on " + describe(method) + ": the lock name '" + raw
                     + "' is not a valid SpEL expression: " + e.getMessage(), e);
         }
+    }
+
+    /** No quotes, operators, brackets or spaces: a fixed name, not an expression that failed to parse. */
+    private static final java.util.regex.Pattern LOOKS_LITERAL = java.util.regex.Pattern.compile("[^'\"+()\\[\\]{}\\s]*");
+
+    /**
+     * What is wrong with this name that can be known before any call, or null: a literal name breaking the
+     * lock-name rules, a literal part of a template breaking them, or a SpEL variable that is not a
+     * parameter of the method (it would evaluate to null on every call).
+     */
+    String startUpProblem(String prefix) {
+        if (literal != null) {
+            return GcsLockedNameChecker.literalProblem(prefix, literal, method);
+        }
+        java.util.List<Expression> parts = new java.util.ArrayList<>();
+        if (expression instanceof org.springframework.expression.common.CompositeStringExpression composite) {
+            parts.addAll(java.util.Arrays.asList(composite.getExpressions()));
+        } else {
+            parts.add(expression);
+        }
+        String[] params = NAMES.getParameterNames(method);
+        for (Expression part : parts) {
+            if (part instanceof org.springframework.expression.common.LiteralExpression text && !text.getExpressionString().isEmpty()) {
+                int bad = io.github.gcslock.LockNames.forbiddenCharAt(text.getExpressionString());
+                if (bad >= 0) {
+                    return "@GcsLocked on " + describe(method) + ": the lock name '" + source + "' contains '"
+                            + printable(text.getExpressionString().charAt(bad)) + "'; control characters and # [ ] * ? are not allowed in lock names";
+                }
+            }
+            if (part instanceof org.springframework.expression.spel.standard.SpelExpression spel && params != null) {
+                String unknown = unknownVariable(spel.getAST(), params);
+                if (unknown != null) {
+                    return "@GcsLocked on " + describe(method) + ": the lock name '" + source + "' uses #" + unknown
+                            + ", which is not a parameter of the method (parameters: "
+                            + (params.length == 0 ? "none" : "#" + String.join(", #", params)) + ")";
+                }
+            }
+        }
+        return null;
+    }
+
+    private String unknownVariable(org.springframework.expression.spel.SpelNode node, String[] params) {
+        if (node instanceof org.springframework.expression.spel.ast.VariableReference) {
+            String name = node.toStringAST().substring(1);
+            boolean known = name.equals("root") || name.equals("this") || java.util.Arrays.asList(params).contains(name)
+                    || name.matches("[ap]\\d+") && Integer.parseInt(name.substring(1)) < params.length;
+            if (!known) {
+                return name;
+            }
+        }
+        for (int i = 0; i < node.getChildCount(); i++) {
+            String unknown = unknownVariable(node.getChild(i), params);
+            if (unknown != null) {
+                return unknown;
+            }
+        }
+        return null;
+    }
+
+    private static String printable(char c) {
+        return Character.isISOControl(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c);
     }
 
     String resolve(Object target, Object[] args, BeanFactory beanFactory) {

@@ -116,10 +116,7 @@ class GcsLockedAspectTest {
 
     @Test
     void spelErrorsNameTheMethod() {
-        assertThatThrownBy(() -> jobs.broken("x")).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("Jobs.broken(..)").hasMessageContaining("#nosuch.length()");
-        assertThatThrownBy(() -> jobs.emptyName()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("Jobs.emptyName(..)").hasMessageContaining("no lock name");
+        // Bad names (SpEL errors, empty names) stop start-up now: GcsLockedNameCheckTest.
         assertThatThrownBy(() -> jobs.badWait()).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("maxWait 'soon' is not a duration");
     }
@@ -273,14 +270,6 @@ class GcsLockedAspectTest {
         @NightlyJob
         public String metaAnnotated() {
             return GcsLocks.currentLease().orElseThrow().name();
-        }
-
-        @GcsLocked("#nosuch.length()")
-        public void broken(String tenant) {
-        }
-
-        @GcsLocked("")
-        public void emptyName() {
         }
 
         @GcsLocked(value = "bad-wait", maxWait = "soon")
