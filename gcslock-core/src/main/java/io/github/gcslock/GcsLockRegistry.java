@@ -117,7 +117,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
-        this.gcsTime = new GcsTimeEstimator(nanoTime);
+        // Anchors older than two TTLs are dropped: the monotonic clock drifts too, and a kept anchor's
+        // error grows with its age (a contender with a fast clock would deem a live lock stale).
+        this.gcsTime = new GcsTimeEstimator(nanoTime, b.ttl.multipliedBy(2));
         this.listeners.addAll(b.listeners);
         this.refresher = new LeaseRefresher(this, boundedStorage, b.effectiveRefreshInterval(), b.maxRefreshFailures, b.refresherThreads);
     }

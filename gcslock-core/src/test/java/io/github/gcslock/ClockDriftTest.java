@@ -1,0 +1,118 @@
+package io.github.gcslock;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+/**
+ * The monotonic clock drifts too: the GCS-time estimate of a process whose clock runs fast or slow
+ * must stay within drift × (a recent window) of GCS time, however long the process runs.
+ */
+class ClockDriftTest extends EmulatorTestBase {
+
+    /** A monotonic clock that runs at {@code rate} × real time (1.2: 20 % fast). */
+    static LongSupplier drifting(double rate) {
+        long base = System.nanoTime();
+        return () -> base + (long) ((System.nanoTime() - base) * rate);
+    }
+
+    /**
+     * A contender whose monotonic clock runs 20 % fast waits for ten TTLs on a lock whose holder
+     * refreshes normally; it must never take the live lock over.
+     *
+     * <p>The interleaving this pins (it broke an estimator that kept its best anchor forever):
+     * <ol>
+     * <li>the contender's first attempt gets 412 and reads the holder's object: anchor
+     *     {@code (updated, t0)}, so "GCS time ≥ updated + (now − t0)" on the contender's clock;</li>
+     * <li>the contender polls with reads; each shows {@code updated} at most one refresh interval
+     *     (100 ms) old, but the old anchor's bound, grown at 1.2 × real time, is higher already, so the
+     *     fresh read never replaces it: the overshoot is 0.2 × (time since t0) and keeps growing;</li>
+     * <li>after about (TTL − refresh interval) / 0.2 = 2.5 s the bound passes {@code updated + ttl} of
+     *     an object refreshed 100 ms ago: the contender deems it stale, its delete guarded by generation
+     *     and metageneration succeeds (the object did not change since that read), it creates its own
+     *     object, and the holder — whose lease is healthy on its own correct clock until its next refresh
+     *     meets a 404 — overlaps with it.</li>
+     * </ol>
+     * With anchors kept only for two TTLs, the overshoot stays below 0.2 × 2 TTL / 1.2 = 200 ms, less than
+     * TTL − refresh interval. Time is compressed by the injected ticker and a 600 ms TTL; the test runs
+     * ten real TTLs.
+     */
+    @Test
+    void aContenderWithAFastClockNeverTakesOverALiveLock() throws Exception {
+        Duration ttl = Duration.ofMillis(600);
+        GcsLockRegistry holder = registry(b -> b.ttl(ttl).refreshInterval(Duration.ofMillis(100)));
+        GcsLockRegistry fast = registry(b -> b.ttl(ttl).refreshInterval(Duration.ofMillis(100)).ticker(drifting(1.2)));
+        Lease lease = holder.acquire("job", Duration.ZERO);
+        long end = System.nanoTime() + ttl.multipliedBy(10).toNanos();
+        AtomicLong unhealthyAt = new AtomicLong();
+        Thread watcher = new Thread(() -> {
+            while (System.nanoTime() < end && unhealthyAt.get() == 0) {
+                if (!lease.isHealthy()) {
+                    unhealthyAt.set(System.nanoTime());
+                }
+                sleep(5);
+            }
+        });
+        watcher.start();
+        // maxWait on the contender's own (fast) clock: 12 TTLs of it are 10 real TTLs.
+        assertThatThrownBy(() -> fast.acquire("job", ttl.multipliedBy(12)))
+                .isInstanceOf(LockNotAcquiredException.class);
+        watcher.join();
+        assertThat(System.nanoTime()).as("the contender waited ten real TTLs").isGreaterThanOrEqualTo(end - ttl.toNanos());
+        assertThat(unhealthyAt.get()).as("the holder stayed healthy").isZero();
+        assertThat(lease.isHealthy()).isTrue();
+        assertThat(fast.inspect("job").orElseThrow().stale()).as("the live lock looks live to the fast process").isFalse();
+    }
+
+    /** The other direction costs only liveness, and boundedly: a 20 % slow clock still takes a dead lock over. */
+    @ParameterizedTest(name = "rate {0}")
+    @ValueSource(doubles = {0.8, 1.2})
+    void aContenderWithADriftingClockStillTakesOverADeadLock(double rate) throws Exception {
+        GcsLockRegistry contender = registry(b -> b.ticker(drifting(rate)));
+        plantForeignLock("job", Duration.ofMillis(400));
+        Lease lease = contender.acquire("job", Duration.ofSeconds(10));
+        assertThat(lease.isHealthy()).isTrue();
+    }
+
+    /** The estimator alone, on a fake clock: the error of a 20 % fast clock stays within 0.2 × window. */
+    @Test
+    void theEstimatesErrorStaysBoundedOnAFastClock() {
+        AtomicLong realNanos = new AtomicLong();
+        LongSupplier fastTicker = () -> (long) (realNanos.get() * 1.2);
+        Duration window = Duration.ofSeconds(2);
+        GcsTimeEstimator estimator = new GcsTimeEstimator(fastTicker, window);
+        Instant gcsEpoch = Instant.parse("2026-01-01T00:00:00Z");
+        long maxOvershootMillis = 0;
+        for (int step = 0; step < 100_000; step++) { // 10,000 s of real time, a read every 100 ms
+            realNanos.addAndGet(Duration.ofMillis(100).toNanos());
+            Instant gcsNow = gcsEpoch.plusNanos(realNanos.get());
+            // Every reply shows an object written up to 100 ms before (a holder refreshing every 100 ms).
+            estimator.observe(gcsNow.minusMillis(step % 2 == 0 ? 0 : 100), fastTicker.getAsLong());
+            long overshoot = Duration.between(gcsNow, estimator.lowerBoundNow()).toMillis();
+            maxOvershootMillis = Math.max(maxOvershootMillis, overshoot);
+        }
+        assertThat(maxOvershootMillis).as("error of the GCS-time estimate, ms").isLessThanOrEqualTo((long) (0.2 * window.toMillis()));
+    }
+
+    /** Without replies for a whole window there is no estimate, hence nothing is judged stale on it. */
+    @Test
+    void anEstimateWithoutRecentRepliesIsNoEstimate() {
+        AtomicLong nanos = new AtomicLong();
+        GcsTimeEstimator estimator = new GcsTimeEstimator(nanos::get, Duration.ofSeconds(2));
+        Instant updated = Instant.parse("2026-01-01T00:00:00Z");
+        estimator.observe(updated, 0);
+        nanos.set(Duration.ofMillis(1500).toNanos());
+        assertThat(estimator.isProvablyExpired(updated, Duration.ofSeconds(1))).isTrue();
+        nanos.set(Duration.ofSeconds(5).toNanos());
+        assertThat(estimator.lowerBoundNow()).isNull();
+        assertThat(estimator.isProvablyExpired(updated, Duration.ofSeconds(1))).isFalse();
+    }
+}
