@@ -1,5 +1,6 @@
 package io.github.gcslock;
 
+import io.github.gcslock.test.LockHistory;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -38,38 +39,77 @@ class ClockDriftTest extends EmulatorTestBase {
      * <li>after about (TTL − refresh interval) / 0.2 = 2.5 s the bound passes {@code updated + ttl} of
      *     an object refreshed 100 ms ago: the contender deems it stale, its delete guarded by generation
      *     and metageneration succeeds (the object did not change since that read), it creates its own
-     *     object, and the holder — whose lease is healthy on its own correct clock until its next refresh
-     *     meets a 404 — overlaps with it.</li>
+     *     object, and the holder — healthy on its own correct clock until its next refresh meets a
+     *     404 — overlaps with it.</li>
      * </ol>
-     * With anchors kept only for two TTLs, the overshoot stays below 0.2 × 2 TTL / 1.2 = 200 ms, less than
-     * TTL − refresh interval. Time is compressed by the injected ticker and a 600 ms TTL; the test runs
-     * ten real TTLs.
+     * With anchors kept only for two TTLs, the overshoot stays below 0.2 × 2 TTL / 1.2 = 200 ms. The
+     * holder's safety margin (300 ms) covers that drift budget: a lock the holder still deems healthy is
+     * never older than TTL − margin = 300 ms, and the fast contender deems it stale only past
+     * TTL − 200 ms = 400 ms. (On a loaded machine the holder may miss its refreshes and lose the lease by
+     * its own deadline; then the contender may take the lock, which is no overlap: the history checks
+     * overlaps of healthy leases, sampled every few milliseconds, not the mere takeover.)
+     * Time is compressed by the injected ticker and a 600 ms TTL; the run lasts ten real TTLs.
      */
     @Test
     void aContenderWithAFastClockNeverTakesOverALiveLock() throws Exception {
         Duration ttl = Duration.ofMillis(600);
-        GcsLockRegistry holder = registry(b -> b.ttl(ttl).refreshInterval(Duration.ofMillis(100)));
-        GcsLockRegistry fast = registry(b -> b.ttl(ttl).refreshInterval(Duration.ofMillis(100)).ticker(drifting(1.2)));
-        Lease lease = holder.acquire("job", Duration.ZERO);
-        long end = System.nanoTime() + ttl.multipliedBy(10).toNanos();
-        AtomicLong unhealthyAt = new AtomicLong();
-        Thread watcher = new Thread(() -> {
-            while (System.nanoTime() < end && unhealthyAt.get() == 0) {
-                if (!lease.isHealthy()) {
-                    unhealthyAt.set(System.nanoTime());
+        GcsLockRegistry holder = registry(b -> b.ttl(ttl).refreshInterval(Duration.ofMillis(100))
+                .safetyMargin(Duration.ofMillis(300)));
+        GcsLockRegistry fast = registry(b -> b.ttl(ttl).refreshInterval(Duration.ofMillis(100))
+                .safetyMargin(Duration.ofMillis(300)).ticker(drifting(1.2)));
+        LockHistory history = new LockHistory();
+        long start = System.nanoTime();
+        long end = start + ttl.multipliedBy(10).toNanos();
+        AtomicLong holderHealthyNanos = new AtomicLong();
+        Thread holderThread = new Thread(() -> {
+            while (System.nanoTime() < end) {
+                Lease lease;
+                try {
+                    lease = holder.acquire("job", ttl.multipliedBy(3));
+                } catch (GcsLockException e) {
+                    continue;
+                } catch (InterruptedException e) {
+                    return;
                 }
-                sleep(5);
+                long id = history.acquired("job", holder.owner(), lease.fencingToken());
+                long since = System.nanoTime();
+                long t0;
+                while ((t0 = System.nanoTime()) < end && lease.isHealthy()) {
+                    history.healthy(id, t0);
+                    sleep(3);
+                }
+                holderHealthyNanos.addAndGet(t0 - since);
+                lease.release();
+                history.ended(id, "released");
             }
         });
-        watcher.start();
-        // maxWait on the contender's own (fast) clock: 12 TTLs of it are 10 real TTLs.
-        assertThatThrownBy(() -> fast.acquire("job", ttl.multipliedBy(12)))
-                .isInstanceOf(LockNotAcquiredException.class);
-        watcher.join();
-        assertThat(System.nanoTime()).as("the contender waited ten real TTLs").isGreaterThanOrEqualTo(end - ttl.toNanos());
-        assertThat(unhealthyAt.get()).as("the holder stayed healthy").isZero();
-        assertThat(lease.isHealthy()).isTrue();
-        assertThat(fast.inspect("job").orElseThrow().stale()).as("the live lock looks live to the fast process").isFalse();
+        holderThread.start();
+        sleep(100); // the holder goes first
+        int takeovers = 0;
+        while (System.nanoTime() < end) {
+            // maxWait on the contender's own (fast) clock: 1.2 x the real time left.
+            Duration left = Duration.ofNanos((long) ((end - System.nanoTime()) * 1.2));
+            Lease lease;
+            try {
+                lease = fast.acquire("job", left.isNegative() ? Duration.ZERO : left);
+            } catch (LockNotAcquiredException e) {
+                continue;
+            }
+            long id = history.acquired("job", fast.owner(), lease.fencingToken());
+            long t0 = System.nanoTime();
+            if (lease.isHealthy()) {
+                history.healthy(id, t0);
+            }
+            takeovers++;
+            lease.release();
+            history.ended(id, "released");
+        }
+        holderThread.join();
+        System.out.printf("CLOCK-DRIFT contender_acquisitions=%d holder_healthy=%d%% overlaps=%d%n", takeovers,
+                100 * holderHealthyNanos.get() / (end - start), history.overlaps());
+        assertThat(history.violations()).as("two healthy holders at once").isEmpty();
+        assertThat(holderHealthyNanos.get()).as("the holder did hold the lock most of the run")
+                .isGreaterThan((end - start) / 2);
     }
 
     /** The other direction costs only liveness, and boundedly: a 20 % slow clock still takes a dead lock over. */

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -16,7 +17,9 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Faults are applied in this order to each request: counting, latency, a queued action
  * ({@link #beforeNext}), "fail next N", the one-write-per-second limit, then the operation itself,
- * then the "drop the reply" decision (the operation has committed by then).
+ * then the "drop the reply" decision (the operation has committed by then). Faults of one client
+ * ({@link #client(String)}: partitions, slow replies) come first and last: a partitioned client's
+ * request goes no further, and a slow reply is held back after the operation has committed.
  */
 public final class Faults {
 
@@ -33,6 +36,8 @@ public final class Faults {
     private final AtomicLong injected = new AtomicLong();
     private final AtomicLong rateLimited = new AtomicLong();
     private Random random = new Random();
+    private final Map<String, ClientFaults> clients = new ConcurrentHashMap<>();
+    private final Map<Integer, ClientFaults> clientPorts = new ConcurrentHashMap<>();
 
     Faults() {
         for (Operation op : Operation.values()) {
@@ -115,8 +120,18 @@ public final class Faults {
         return this;
     }
 
-    /** Removes every fault (counters are kept; see {@link #resetCounters()}). */
+    /**
+     * The faults of the client named {@code name} (the requests sent to {@link GcsEmulator#endpoint(String)},
+     * e.g. by {@link GcsEmulator#storage(String)}): a partition of that client alone, or slow replies to
+     * it. Created on first use.
+     */
+    public ClientFaults client(String name) {
+        return clients.computeIfAbsent(java.util.Objects.requireNonNull(name, "name"), ClientFaults::new);
+    }
+
+    /** Removes every fault, those of every client included (counters are kept; see {@link #resetCounters()}). */
     public Faults reset() {
+        clients.values().forEach(ClientFaults::reset);
         pendingFailures.clear();
         pendingActions.clear();
         pendingDrops.clear();
@@ -169,6 +184,15 @@ public final class Faults {
     }
 
     // ---- used by the server ----
+
+    /** The faults of the client whose endpoint listens on {@code port}, or null (the shared endpoint). */
+    ClientFaults clientAt(int port) {
+        return clientPorts.get(port);
+    }
+
+    void bindClient(int port, String name) {
+        clientPorts.put(port, client(name));
+    }
 
     void count(Operation op) {
         counters.get(op).incrementAndGet();

@@ -15,6 +15,9 @@ import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ThreadFactory;
@@ -50,6 +53,8 @@ public final class GcsEmulator implements AutoCloseable {
     private final Faults faults = new Faults();
     private final ObjectStore store;
     private final String endpoint;
+    private final JsonApiHandler handler;
+    private final Map<String, HttpServer> clientServers = new ConcurrentHashMap<>();
 
     static {
         // Without TCP_NODELAY the JDK server's small replies wait for delayed ACKs (~40 ms on Linux),
@@ -71,7 +76,8 @@ public final class GcsEmulator implements AutoCloseable {
         };
         this.executor = Executors.newCachedThreadPool(tf);
         server.setExecutor(executor);
-        server.createContext("/", new JsonApiHandler(store, faults));
+        this.handler = new JsonApiHandler(store, faults);
+        server.createContext("/", handler);
         server.start();
         this.endpoint = "http://127.0.0.1:" + server.getAddress().getPort();
         log.debug("GCS emulator listening on {}", endpoint);
@@ -107,6 +113,43 @@ public final class GcsEmulator implements AutoCloseable {
      */
     public Storage storage() {
         return options().build().getService();
+    }
+
+    /**
+     * The base URL of the endpoint of the client named {@code client}: the same emulator (same buckets and
+     * objects), listening on a port of its own so that faults can hit this client alone (see
+     * {@link Faults#client(String)}). Started on first use; stopped with the emulator.
+     */
+    public String endpoint(String client) {
+        HttpServer s = clientServers.computeIfAbsent(Objects.requireNonNull(client, "client"), this::startClientEndpoint);
+        return "http://127.0.0.1:" + s.getAddress().getPort();
+    }
+
+    private HttpServer startClientEndpoint(String client) {
+        try {
+            HttpServer s = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 256);
+            s.setExecutor(executor);
+            s.createContext("/", handler);
+            faults.bindClient(s.getAddress().getPort(), client);
+            s.start();
+            return s;
+        } catch (IOException e) {
+            throw new UncheckedIOException("could not start the emulator endpoint of client " + client, e);
+        }
+    }
+
+    /**
+     * A new client like {@link #storage()} that talks to the endpoint of {@code client}
+     * ({@link #endpoint(String)}), so that faults can hit it alone. Clients derived from its options (as a
+     * lock engine derives its bounded clients) talk to the same endpoint.
+     */
+    public Storage storage(String client) {
+        return options(client).build().getService();
+    }
+
+    /** Client options like {@link #options()} for the endpoint of {@code client}. */
+    public StorageOptions.Builder options(String client) {
+        return optionsFor(endpoint(client));
     }
 
     /** Like {@link #storage()}, with other retry settings (e.g. to make a test of retries quick). */
@@ -149,6 +192,8 @@ public final class GcsEmulator implements AutoCloseable {
     /** Stops the server. Objects are lost. */
     @Override
     public void close() {
+        faults.reset(); // releases requests held by a partition
+        clientServers.values().forEach(s -> s.stop(0));
         server.stop(0);
         executor.shutdownNow();
         try {

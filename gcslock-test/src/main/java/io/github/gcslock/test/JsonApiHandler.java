@@ -52,6 +52,10 @@ final class JsonApiHandler implements HttpHandler {
                 return;
             }
             faults.count(req.op);
+            ClientFaults client = faults.clientAt(exchange.getLocalAddress().getPort());
+            if (client != null && client.refuse()) {
+                return; // partitioned: the request never reached us, and the client gets no reply
+            }
             long latency = faults.nextLatencyNanos();
             if (latency > 0) {
                 TimeUnit.NANOSECONDS.sleep(latency);
@@ -70,11 +74,17 @@ final class JsonApiHandler implements HttpHandler {
             try {
                 reply = execute(req, body);
             } catch (GcsError e) {
+                if (client != null) {
+                    client.beforeReply();
+                }
                 if (faults.shouldDropReply(req.op)) {
                     return; // closing the exchange without headers closes the connection: the reply is lost
                 }
                 sendError(exchange, e);
                 return;
+            }
+            if (client != null) {
+                client.beforeReply(); // committed; the reply may come after the client gave up
             }
             if (faults.shouldDropReply(req.op)) {
                 return; // committed, but the client never hears of it

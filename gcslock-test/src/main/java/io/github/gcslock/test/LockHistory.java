@@ -12,7 +12,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * <ul>
  * <li>two leases of one name healthy at the same moment;</li>
  * <li>a guarded resource accepting a write whose fencing token is lower than one it already saw;</li>
- * <li>a lease that was acquired but never released, lost, or reported still held.</li>
+ * <li>a lease that was acquired but never released, lost, or reported still held;</li>
+ * <li>a lost-lease callback that fired after another holder had acquired the name (users stop work
+ *     and alert on it: it must come while nobody else can hold the lock yet);</li>
+ * <li>a lease reported healthy after its registry's {@code close()} had returned;</li>
+ * <li>an acquisition, by the holder that released with "hold at least", of that name before the
+ *     delay ended;</li>
+ * <li>lock objects left over once every registry has closed (reported with {@link #leftover}).</li>
  * </ul>
  * A lease's healthy window is recorded conservatively: it starts when {@code acquire} returned and
  * ends at the start of the last {@code isHealthy()} check that answered true, so a reported overlap
@@ -26,6 +32,8 @@ public final class LockHistory {
     private final List<String> fencingViolations = new ArrayList<>();
     private final AtomicLong fencedWrites = new AtomicLong();
     private final AtomicLong rejectedWrites = new AtomicLong();
+    private final Map<String, Long> closedAt = new ConcurrentHashMap<>();
+    private final List<String> runViolations = java.util.Collections.synchronizedList(new ArrayList<>());
 
     private static final class Window {
         final long id;
@@ -35,6 +43,11 @@ public final class LockHistory {
         final long start;
         volatile long lastHealthy;
         volatile String outcome;
+        /** When the lost-lease callback fired ({@code 0}: it did not). */
+        volatile long lostCallbackAt;
+        /** Until when the holder released it with "hold at least" ({@code 0}: a plain release). */
+        volatile long heldAtLeastUntil;
+        volatile boolean flaggedHealthyAfterClose;
 
         Window(long id, String name, String holder, long token, long start) {
             this.id = id;
@@ -65,6 +78,43 @@ public final class LockHistory {
         if (checkStartedNanos > w.lastHealthy) {
             w.lastHealthy = checkStartedNanos;
         }
+        Long closed = closedAt.get(w.holder);
+        if (closed != null && checkStartedNanos - closed > 0 && !w.flaggedHealthyAfterClose) {
+            w.flaggedHealthyAfterClose = true;
+            // close() releases every lease it knows of and a closed registry hands out none: a lease that is
+            // still healthy after close() returned was handed out by a closed registry (or missed by close).
+            runViolations.add("healthy after its registry closed: " + w + " (closed at " + closed + " ns)");
+        }
+    }
+
+    /**
+     * Call from the lease's lost-lease callback ({@code onLost}); the time is taken here. The callback
+     * must fire before any other holder acquires the name.
+     */
+    public void lostCallback(long id) {
+        Window w = windows.get(id);
+        if (w.lostCallbackAt == 0) {
+            w.lostCallbackAt = System.nanoTime();
+        }
+    }
+
+    /** Call right after {@code close()} of the registry of {@code holder} returned. */
+    public void registryClosed(String holder) {
+        closedAt.putIfAbsent(holder, System.nanoTime());
+    }
+
+    /**
+     * Call when the lease was handed to a "hold at least" release ({@code releaseAfter}) whose delay ends at
+     * {@code untilNanos} ({@link System#nanoTime()}): its holder must not acquire the name again before then
+     * (unless the lease was lost meanwhile). Call {@link #ended} as well.
+     */
+    public void heldAtLeast(long id, long untilNanos) {
+        windows.get(id).heldAtLeastUntil = untilNanos;
+    }
+
+    /** Reports a lock object found once every registry had closed and a TTL had passed: a leak. */
+    public void leftover(String objectName, String details) {
+        runViolations.add("leaked object: " + objectName + " " + details);
     }
 
     /** Call when the lease ended: {@code "released"}, {@code "lost"}, {@code "held"} (still held at the end). */
@@ -107,6 +157,9 @@ public final class LockHistory {
     /** Every violation found, each with the history excerpt that shows it; empty when the history is correct. */
     public List<String> violations() {
         List<String> out = new ArrayList<>(fencingViolations);
+        synchronized (runViolations) {
+            out.addAll(runViolations);
+        }
         Map<String, List<Window>> byName = new ConcurrentHashMap<>();
         windows.values().forEach(w -> byName.computeIfAbsent(w.name, k -> new ArrayList<>()).add(w));
         for (List<Window> ws : byName.values()) {
@@ -122,6 +175,22 @@ public final class LockHistory {
                     out.add("fencing token did not grow: " + ws.get(i - 1) + " then " + ws.get(i));
                 }
             }
+            for (Window w : ws) {
+                for (Window later : ws) {
+                    if (later.start - w.start <= 0) {
+                        continue;
+                    }
+                    if (w.lostCallbackAt != 0 && later.start - w.lostCallbackAt < 0) {
+                        out.add("late lost callback: " + w + " was told it lost the lock at " + w.lostCallbackAt
+                                + " ns, after " + later + " had acquired it");
+                    }
+                    if (w.heldAtLeastUntil != 0 && later.holder.equals(w.holder) && later.start - w.heldAtLeastUntil < 0
+                            && (w.lostCallbackAt == 0 || later.start - w.lostCallbackAt < 0)) {
+                        out.add("re-acquired during hold-at-least: " + w + " was held at least until " + w.heldAtLeastUntil
+                                + " ns, but its holder acquired it again as " + later);
+                    }
+                }
+            }
         }
         for (Window w : windows.values()) {
             if (w.outcome == null) {
@@ -134,6 +203,16 @@ public final class LockHistory {
     /** The number of overlapping pairs among {@link #violations()}. */
     public long overlaps() {
         return violations().stream().filter(v -> v.startsWith("overlap")).count();
+    }
+
+    /** The number of lost-lease callbacks that fired after another holder had acquired the name. */
+    public long lateLostCallbacks() {
+        return violations().stream().filter(v -> v.startsWith("late lost callback")).count();
+    }
+
+    /** The number of lock objects reported with {@link #leftover}. */
+    public long leakedObjects() {
+        return violations().stream().filter(v -> v.startsWith("leaked object")).count();
     }
 
     /** The number of fencing violations among {@link #violations()}. */

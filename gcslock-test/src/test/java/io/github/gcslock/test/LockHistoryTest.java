@@ -67,4 +67,82 @@ class LockHistoryTest {
         h.acquired("n", "p1", 1);
         assertThat(h.violations()).singleElement().asString().startsWith("never ended");
     }
+
+    @Test
+    void aLostCallbackBeforeTheNextAcquisitionIsOnTime() throws Exception {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 10);
+        h.lostCallback(a);
+        h.ended(a, "lost");
+        Thread.sleep(1);
+        long b = h.acquired("n", "p2", 11);
+        h.ended(b, "released");
+        assertThat(h.violations()).isEmpty();
+        assertThat(h.lateLostCallbacks()).isZero();
+    }
+
+    @Test
+    void detectsALostCallbackAfterAnotherHolderAcquired() throws Exception {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 10);
+        Thread.sleep(1);
+        long b = h.acquired("n", "p2", 11);
+        Thread.sleep(1);
+        h.lostCallback(a); // the holder hears of its loss only now
+        h.ended(a, "lost");
+        h.ended(b, "released");
+        assertThat(h.violations()).singleElement().asString().startsWith("late lost callback").contains("p1").contains("p2");
+        assertThat(h.lateLostCallbacks()).isEqualTo(1);
+    }
+
+    @Test
+    void detectsALeaseHealthyAfterItsRegistryClosed() throws Exception {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 10);
+        h.healthy(a, System.nanoTime()); // before close: fine
+        h.registryClosed("p1");
+        Thread.sleep(1);
+        h.healthy(a, System.nanoTime());
+        h.healthy(a, System.nanoTime()); // reported once per lease
+        h.ended(a, "released");
+        assertThat(h.violations()).singleElement().asString().startsWith("healthy after its registry closed");
+    }
+
+    @Test
+    void detectsTheSameHolderReacquiringDuringHoldAtLeast() throws Exception {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 10);
+        h.heldAtLeast(a, System.nanoTime() + 60_000_000_000L);
+        h.ended(a, "released");
+        Thread.sleep(1);
+        long b = h.acquired("n", "p1", 10); // a reentrant hold of the same object
+        h.ended(b, "released");
+        assertThat(h.violations()).anyMatch(v -> v.startsWith("re-acquired during hold-at-least"));
+    }
+
+    @Test
+    void holdAtLeastEndsWithTheDelayOrALoss() throws Exception {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 10);
+        h.heldAtLeast(a, System.nanoTime()); // delay over at once
+        h.ended(a, "released");
+        Thread.sleep(1);
+        long b = h.acquired("n", "p1", 11);
+        h.heldAtLeast(b, System.nanoTime() + 60_000_000_000L);
+        h.lostCallback(b); // lost during the delay: the name is free again
+        h.ended(b, "lost");
+        Thread.sleep(1);
+        long c = h.acquired("n", "p1", 12);
+        h.ended(c, "released");
+        assertThat(h.violations()).isEmpty();
+    }
+
+    @Test
+    void reportsLeftoverObjectsAsLeaks() {
+        LockHistory h = new LockHistory();
+        assertThat(h.leakedObjects()).isZero();
+        h.leftover("gcslock/n", "generation 12 owner p1");
+        assertThat(h.violations()).singleElement().asString().startsWith("leaked object: gcslock/n");
+        assertThat(h.leakedObjects()).isEqualTo(1);
+    }
 }
