@@ -7,7 +7,7 @@ import java.util.Deque;
 import java.util.function.LongSupplier;
 
 /**
- * An estimate of GCS's current time that never reads the local wall clock (clocks are off, get
+ * An estimate of GCS's current time (DESIGN.md rule 6) that never reads the local wall clock (clocks are off, get
  * stepped, and VMs pause; a host whose clock is minutes off must neither take over a live lock nor
  * wait forever for a dead one).
  *
