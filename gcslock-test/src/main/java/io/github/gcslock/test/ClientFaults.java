@@ -45,6 +45,7 @@ public final class ClientFaults {
     private final String name;
     private final Object healed = new Object();
     private volatile Partition partition;
+    private Partition armed;
     /** Counts heals, so a request held by one partition is released even if another starts at once. */
     private long heals;
     private final AtomicInteger slowReplies = new AtomicInteger();
@@ -69,10 +70,23 @@ public final class ClientFaults {
         return this;
     }
 
+    /**
+     * Starts a partition in the middle of the client's next request: that request is processed (it
+     * commits) but its reply is lost, and every later request meets the partition {@code mode} until
+     * {@link #heal()}. The client cannot tell whether that request happened.
+     */
+    public ClientFaults partitionAfterNextRequest(Partition mode) {
+        synchronized (healed) {
+            this.armed = java.util.Objects.requireNonNull(mode, "mode");
+        }
+        return this;
+    }
+
     /** Ends a partition: held requests are released (dropped, or processed for {@link Partition#DELAY}). */
     public ClientFaults heal() {
         synchronized (healed) {
             partition = null;
+            armed = null;
             heals++;
             healed.notifyAll();
         }
@@ -115,16 +129,25 @@ public final class ClientFaults {
 
     // ---- used by the server ----
 
+    /** What happens to a request that has just arrived. */
+    enum Admission { PROCESS, REFUSE, PROCESS_AND_LOSE_REPLY }
+
     /**
-     * Applies a partition to a request that has just arrived: returns true if the request must not be
-     * processed (the caller closes the connection without a reply). Blocks while a HANG or DELAY lasts.
+     * Applies a partition to a request that has just arrived: whether to process it, refuse it (the caller
+     * closes the connection without a reply), or process it and lose its reply. Blocks while a HANG or
+     * DELAY lasts.
      */
-    boolean refuse() throws InterruptedException {
-        Partition mode;
+    Admission admit() throws InterruptedException {
         synchronized (healed) {
-            mode = partition;
+            if (armed != null) {
+                partition = armed;
+                armed = null;
+                partitionedRequests.incrementAndGet();
+                return Admission.PROCESS_AND_LOSE_REPLY;
+            }
+            Partition mode = partition;
             if (mode == null) {
-                return false;
+                return Admission.PROCESS;
             }
             partitionedRequests.incrementAndGet();
             if (mode != Partition.FAIL) {
@@ -133,8 +156,8 @@ public final class ClientFaults {
                     healed.wait();
                 }
             }
+            return mode == Partition.DELAY ? Admission.PROCESS : Admission.REFUSE;
         }
-        return mode != Partition.DELAY;
     }
 
     /** Holds a processed request's reply back if a slow reply is due. */

@@ -53,7 +53,8 @@ final class JsonApiHandler implements HttpHandler {
             }
             faults.count(req.op);
             ClientFaults client = faults.clientAt(exchange.getLocalAddress().getPort());
-            if (client != null && client.refuse()) {
+            ClientFaults.Admission admission = client == null ? ClientFaults.Admission.PROCESS : client.admit();
+            if (admission == ClientFaults.Admission.REFUSE) {
                 return; // partitioned: the request never reached us, and the client gets no reply
             }
             long latency = faults.nextLatencyNanos();
@@ -74,6 +75,9 @@ final class JsonApiHandler implements HttpHandler {
             try {
                 reply = execute(req, body);
             } catch (GcsError e) {
+                if (admission == ClientFaults.Admission.PROCESS_AND_LOSE_REPLY) {
+                    return; // the partition started while the request was in flight
+                }
                 if (client != null) {
                     client.beforeReply();
                 }
@@ -82,6 +86,9 @@ final class JsonApiHandler implements HttpHandler {
                 }
                 sendError(exchange, e);
                 return;
+            }
+            if (admission == ClientFaults.Admission.PROCESS_AND_LOSE_REPLY) {
+                return; // committed, and the partition started before the reply left
             }
             if (client != null) {
                 client.beforeReply(); // committed; the reply may come after the client gave up

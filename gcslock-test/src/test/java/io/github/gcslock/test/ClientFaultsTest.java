@@ -109,4 +109,17 @@ class ClientFaultsTest {
         assertThat(gcs.faults().client("a").isPartitioned()).isFalse();
         a.create(object("x"), new byte[0]);
     }
+
+    @Test
+    void aPartitionMidRequestCommitsThatRequestLosesItsReplyAndRefusesTheNext() {
+        Storage a = client("a", Duration.ofSeconds(2));
+        gcs.faults().client("a").partitionAfterNextRequest(ClientFaults.Partition.FAIL);
+        assertThatThrownBy(() -> a.create(object("x"), new byte[0])).isInstanceOf(StorageException.class);
+        assertThat(gcs.storage().get(BlobId.of(BUCKET, "x"))).as("committed").isNotNull();
+        assertThat(gcs.faults().client("a").isPartitioned()).isTrue();
+        assertThatThrownBy(() -> a.create(object("y"), new byte[0])).isInstanceOf(StorageException.class);
+        assertThat(gcs.storage().get(BlobId.of(BUCKET, "y"))).as("refused").isNull();
+        gcs.faults().client("a").heal();
+        a.create(object("y"), new byte[0]);
+    }
 }
