@@ -25,6 +25,13 @@ muts = [
  ("local queueing", E+'GcsLockRegistry.java', "if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {", "if (false) {", "GcsLockRegistryTest#otherThreadsOfOneProcessQueueLocallyAndDoNotContendOnGcs"),
  ("reentrancy", E+'GcsLockRegistry.java', "if (slot.owner != Thread.currentThread()) {", "if (true) {", "GcsLockRegistryTest#reentrantAcquireOnOneThreadMakesNoRequestAndReleasesWithTheOutermost"),
  ("hold at least: the releasing thread is no longer the owner", E+'GcsLockRegistry.java', ["            if (slot.holds == 0) {\n                slot.owner = null;\n            }\n", "if (slot.holds < 1) {\n                return null; // its hold"], ["", "if (false) {\n                return null; // its hold"], "GcsLockRegistryTest#afterReleaseAfterNoThreadOfThisProcessGetsTheNameBeforeTheDelayEnds"),
+ ("eviction: a slot with threads queued on it stays", E+'GcsLockRegistry.java', "return users == 0 && lease == null;", "return lease == null;", "GcsLockRegistryTest#evictionNeverMakesASecondLocalOwnerOfAQueuedName"),
+ ("eviction: a held slot stays", E+'GcsLockRegistry.java', "return users == 0 && lease == null;", "return users == 0;", "GcsLockRegistryTest#localStateOfIdleNamesIsEvicted"),
+ ("eviction at all", E+'GcsLockRegistry.java', "return users == 0 && lease == null;", "return false;", "GcsLockRegistryTest#localStateOfIdleNamesIsEvicted"),
+ ("tryLock(<=0) does not wait", E+'GcsDistributedLock.java', "Duration.ofNanos(Math.max(0, unit.toNanos(time)))", "Duration.ofNanos(unit.toNanos(time))", "GcsLockRegistryTest#tryLockWithANonPositiveTimeDoesNotWait"),
+ ("obtain twice is one lock", E+'GcsLockRegistry.java', "return new GcsDistributedLock(this, name, lockViewHolds);", "return new GcsDistributedLock(this, name, new GcsDistributedLock.Holds());", "GcsLockRegistryTest#obtainTwiceIsOneLock"),
+ ("prefix leaves room for a name", E+'GcsLockRegistry.java', "if (prefixBytes >= LockObject.MAX_OBJECT_NAME_BYTES) {", "if (false) {", "ValidationTest#aPrefixThatLeavesNoRoomForANameIsRefusedAtBuild"),
+ ("names must be valid UTF-16", E+'LockObject.java', "int lone = unpairedSurrogateAt(name);", "int lone = -1;", "ValidationTest#rejectsBadLockNames"),
  ("bounded client", E+'GcsLockRegistry.java', "Storage bounded = boundedStorage(storage, effectiveOperationTimeout());", "Storage bounded = storage;", "AlgorithmRulesTest#everyOperationIsBoundedDespiteTheClientsOwnRetries"),
  ("contention: no create precondition", E+'GcsLockRegistry.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
  # issue 10 hole 1: an adopted create is dated from the earliest create of the acquire whose outcome was unknown

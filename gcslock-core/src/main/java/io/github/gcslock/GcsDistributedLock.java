@@ -3,6 +3,8 @@ package io.github.gcslock;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
@@ -10,7 +12,9 @@ import java.util.concurrent.locks.Lock;
 
 /**
  * A {@link Lock} view of one lock name. Each {@code lock()} by a thread must be paired with an
- * {@code unlock()} by the same thread; nested pairs are reentrant holds.
+ * {@code unlock()} by the same thread; nested pairs are reentrant holds. Every view of one name from one
+ * registry is the same lock: {@code obtain(k).lock(); obtain(k).unlock()} works (as with Spring
+ * Integration's registries), because the holds live in the registry's {@link Holds}, not in the view.
  */
 final class GcsDistributedLock implements Lock {
 
@@ -18,11 +22,38 @@ final class GcsDistributedLock implements Lock {
 
     private final LockRegistry registry;
     private final String name;
-    private final ThreadLocal<Deque<Lease>> held = ThreadLocal.withInitial(ArrayDeque::new);
+    private final Holds holds;
 
-    GcsDistributedLock(LockRegistry registry, String name) {
+    GcsDistributedLock(LockRegistry registry, String name, Holds holds) {
         this.registry = registry;
         this.name = name;
+        this.holds = holds;
+    }
+
+    /**
+     * The leases that threads took through the lock views of one registry, per thread and name. A thread
+     * keeps entries only for the names it holds now, so pooled threads do not accumulate names.
+     */
+    static final class Holds {
+        private final ThreadLocal<Map<String, Deque<Lease>>> byThread = ThreadLocal.withInitial(HashMap::new);
+
+        void push(String name, Lease lease) {
+            byThread.get().computeIfAbsent(name, n -> new ArrayDeque<>()).push(lease);
+        }
+
+        /** The current thread's latest hold of {@code name}, removed; null if it holds none. */
+        Lease pop(String name) {
+            Map<String, Deque<Lease>> mine = byThread.get();
+            Deque<Lease> stack = mine.get(name);
+            Lease lease = stack == null ? null : stack.poll();
+            if (stack != null && stack.isEmpty()) {
+                mine.remove(name);
+                if (mine.isEmpty()) {
+                    byThread.remove();
+                }
+            }
+            return lease;
+        }
     }
 
     @Override
@@ -30,7 +61,7 @@ final class GcsDistributedLock implements Lock {
         boolean interrupted = false;
         while (true) {
             try {
-                held.get().push(registry.acquire(name, FOREVER));
+                holds.push(name, registry.acquire(name, FOREVER));
                 break;
             } catch (InterruptedException e) {
                 interrupted = true; // lock() is not interruptible by contract; remember and go on
@@ -43,20 +74,21 @@ final class GcsDistributedLock implements Lock {
 
     @Override
     public void lockInterruptibly() throws InterruptedException {
-        held.get().push(registry.acquire(name, FOREVER));
+        holds.push(name, registry.acquire(name, FOREVER));
     }
 
     @Override
     public boolean tryLock() {
         Optional<Lease> lease = registry.tryAcquire(name);
-        lease.ifPresent(held.get()::push);
+        lease.ifPresent(l -> holds.push(name, l));
         return lease.isPresent();
     }
 
+    /** Waits up to {@code time}; a time of zero or less means one attempt without waiting ({@link Lock}'s contract). */
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         try {
-            held.get().push(registry.acquire(name, Duration.ofNanos(unit.toNanos(time))));
+            holds.push(name, registry.acquire(name, Duration.ofNanos(Math.max(0, unit.toNanos(time)))));
             return true;
         } catch (LockNotAcquiredException e) {
             return false;
@@ -65,7 +97,7 @@ final class GcsDistributedLock implements Lock {
 
     @Override
     public void unlock() {
-        Lease lease = held.get().poll();
+        Lease lease = holds.pop(name);
         if (lease == null) {
             throw new IllegalMonitorStateException("lock '" + name + "' is not held by this thread");
         }

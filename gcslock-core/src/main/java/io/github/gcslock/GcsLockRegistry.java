@@ -78,6 +78,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
     private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
     private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
+    /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
+    private final GcsDistributedLock.Holds lockViewHolds = new GcsDistributedLock.Holds();
     private volatile boolean closed;
     /**
      * Serialises handing out a lease with {@link #close()}: a create that finishes while close() runs
@@ -92,9 +94,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * Local state of one name: a permit that the threads of this process queue on (so a process sends
      * at most one contender's requests per name), the thread holding it, and its reentrant hold count.
      * A {@link Semaphore} rather than a ReentrantLock because a lease may be released from another
-     * thread (shutdown, deferred release).
+     * thread (shutdown, deferred release). Kept in {@link #slots} only while used (rule 17): see {@link #pin}.
      */
     private static final class LocalSlot {
+        /** Threads inside an acquire of this name (looking it up, queued on the permit, asking GCS); changed only in {@link #slots}' compute. */
+        int users;
         final Semaphore permit = new Semaphore(1, true);
         volatile Thread owner;
         volatile GcsLease lease;
@@ -102,6 +106,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         int holds;
         /** The outermost hold was given back with {@link #releaseAfter}: the delayed release ends the lease (rule 13). */
         boolean releaseDeferred;
+
+        /** Nobody is acquiring it and no lease holds it (held, or in a hold-at-least delay): it can go. */
+        boolean idle() {
+            return users == 0 && lease == null;
+        }
     }
 
     private GcsLockRegistry(Builder b, Storage boundedStorage) {
@@ -179,7 +188,15 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private Optional<Lease> tryAcquireOnce(String name) {
         checkOpen();
         LockObject.validateName(prefix, name);
-        LocalSlot slot = slots.computeIfAbsent(name, n -> new LocalSlot());
+        LocalSlot slot = pin(name);
+        try {
+            return tryAcquireOnce(name, slot);
+        } finally {
+            unpin(name, slot);
+        }
+    }
+
+    private Optional<Lease> tryAcquireOnce(String name, LocalSlot slot) {
         Lease reentrant = reenter(slot, name);
         if (reentrant != null) {
             return Optional.of(reentrant);
@@ -210,9 +227,17 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         checkOpen();
         LockObject.validateName(prefix, name);
         requireNonNegative("maxWait", maxWait);
+        LocalSlot slot = pin(name);
+        try {
+            return acquireWaiting(name, maxWait, slot);
+        } finally {
+            unpin(name, slot);
+        }
+    }
+
+    private Lease acquireWaiting(String name, Duration maxWait, LocalSlot slot) throws InterruptedException {
         long start = nanoTime.getAsLong();
         long budget = saturatedNanos(maxWait);
-        LocalSlot slot = slots.computeIfAbsent(name, n -> new LocalSlot());
         Lease reentrant = reenter(slot, name);
         if (reentrant != null) {
             return reentrant;
@@ -276,6 +301,32 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 slot.permit.release();
             }
         }
+    }
+
+    /**
+     * The slot of {@code name}, looked up (or made) and pinned in one atomic step of the map; a pinned slot
+     * is never evicted. Rule 17. The race a separate lookup would open: T1 finds slot S and is about to take
+     * its permit; S's last user leaves and evicts it as idle; T2 finds no slot, makes S' and takes its permit;
+     * T1 takes S's: two local owners of one name, both sending creates — and T2, on 412, could see our owner
+     * with T1's lease id not yet registered and delete T1's fresh object as "leaked" — while a release looks
+     * the name up and finds the other slot, so it never frees the permit or the object.
+     */
+    private LocalSlot pin(String name) {
+        return slots.compute(name, (n, existing) -> {
+            LocalSlot slot = existing != null ? existing : new LocalSlot();
+            slot.users++;
+            return slot;
+        });
+    }
+
+    /** Ends a {@link #pin}; evicts the slot if that left it idle (not held, nobody else acquiring). */
+    private void unpin(String name, LocalSlot slot) {
+        slots.computeIfPresent(name, (n, current) -> {
+            if (current == slot) {
+                current.users--;
+            }
+            return current.idle() ? null : current;
+        });
     }
 
     /**
@@ -573,6 +624,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 slot.lease = null;
                 slot.owner = null;
                 slot.permit.release();
+                // Rule 17: per-tenant names must not accumulate. A waiter queued on the permit pinned the
+                // slot, so this never evicts a slot someone is about to own.
+                slots.computeIfPresent(lease.name(), (n, current) -> current.idle() ? null : current);
             }
             for (LockEventListener l : listeners) {
                 safely(() -> l.released(lease));
@@ -703,7 +757,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     @Override
     public Lock obtain(String name) {
         LockObject.validateName(prefix, name);
-        return new GcsDistributedLock(this, name);
+        return new GcsDistributedLock(this, name, lockViewHolds);
     }
 
     @Override
@@ -828,6 +882,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     // ------------------------------------------------------------------ engine internals
+
+    /** How many names have local state now (for tests: idle names must not accumulate). */
+    int localStateSize() {
+        return slots.size();
+    }
 
     long nanoTime() {
         return nanoTime.getAsLong();
@@ -1180,6 +1239,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (bad >= 0) {
                 throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(prefix) + "' contains '"
                         + LockObject.printable(String.valueOf(prefix.charAt(bad))) + "'; control characters and # [ ] * ? are not allowed");
+            }
+            int lone = LockObject.unpairedSurrogateAt(prefix);
+            if (lone >= 0) {
+                throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(LockObject.abbreviated(prefix))
+                        + "' is not valid UTF-16: unpaired surrogate at index " + lone);
+            }
+            // Every lock's object name is prefix + name, at most 1024 bytes: a prefix must leave room for a name.
+            int prefixBytes = LockObject.utf8Length(prefix);
+            if (prefixBytes >= LockObject.MAX_OBJECT_NAME_BYTES) {
+                throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.abbreviated(prefix) + "' is "
+                        + prefixBytes + " bytes of UTF-8: GCS allows " + LockObject.MAX_OBJECT_NAME_BYTES
+                        + " per object name, prefix and lock name together, so it leaves no room for a lock name");
             }
             positive("ttl", ttl);
             Duration refreshInterval = effectiveRefreshInterval();

@@ -117,16 +117,48 @@ final class LockObject {
             throw new GcsLockConfigurationException("name", "lock name '" + name + "' contains '" + c
                     + "'; the characters # [ ] * ? are not allowed");
         }
-        int bytes = (prefix + name).getBytes(StandardCharsets.UTF_8).length;
-        if (bytes > 1024) {
-            throw new GcsLockConfigurationException("name", "lock name '" + name.substring(0, 40)
-                    + "...' is too long: with the prefix '" + prefix + "' it is " + bytes
-                    + " bytes of UTF-8, GCS allows 1024");
+        int lone = unpairedSurrogateAt(name);
+        if (lone >= 0) {
+            // Such a name cannot be encoded as UTF-8: the client would send a replacement character, so the
+            // object's name would differ from ours and the first refresh would find "our" lock missing.
+            throw new GcsLockConfigurationException("name", "lock name '" + printable(abbreviated(name))
+                    + "' is not valid UTF-16: unpaired surrogate at index " + lone);
+        }
+        int bytes = utf8Length(prefix + name);
+        if (bytes > MAX_OBJECT_NAME_BYTES) {
+            throw new GcsLockConfigurationException("name", "lock name '" + abbreviated(name)
+                    + "' is too long: with the prefix '" + abbreviated(prefix) + "' it is " + bytes
+                    + " bytes of UTF-8, GCS allows " + MAX_OBJECT_NAME_BYTES);
         }
         String full = prefix + name;
         if (full.equals(".") || full.equals("..") || full.startsWith(".well-known/acme-challenge/")) {
             throw new GcsLockConfigurationException("name", "lock object name '" + full + "' is reserved by GCS");
         }
+    }
+
+    /** GCS's limit on an object name, in bytes of UTF-8. */
+    static final int MAX_OBJECT_NAME_BYTES = 1024;
+
+    static int utf8Length(String s) {
+        return s.getBytes(StandardCharsets.UTF_8).length;
+    }
+
+    /** Index of the first surrogate that is not half of a pair (not valid UTF-16, not encodable as UTF-8), or -1. */
+    static int unpairedSurrogateAt(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++; // a pair
+            } else if (Character.isSurrogate(c)) {
+                return i;
+            }
+        }
+        return -1;
+    }
+
+    /** The first 40 characters and "...", for messages about very long names. */
+    static String abbreviated(String s) {
+        return s.length() <= 40 ? s : s.substring(0, Character.isHighSurrogate(s.charAt(39)) ? 39 : 40) + "...";
     }
 
     /**
@@ -146,7 +178,7 @@ final class LockObject {
     static String printable(String s) {
         StringBuilder sb = new StringBuilder();
         for (char c : s.toCharArray()) {
-            sb.append(Character.isISOControl(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
+            sb.append(Character.isISOControl(c) || Character.isSurrogate(c) ? String.format("\\u%04x", (int) c) : String.valueOf(c));
         }
         return sb.toString();
     }

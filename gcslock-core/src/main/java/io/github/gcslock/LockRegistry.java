@@ -43,7 +43,9 @@ public interface LockRegistry {
 
     /**
      * A {@link Lock} view of one name, for code written against {@code java.util.concurrent}.
-     * {@code lock()} waits without limit, {@code tryLock()} makes one attempt, conditions are not supported.
+     * {@code lock()} waits without limit, {@code tryLock()} (and {@code tryLock(time, unit)} with a time
+     * of zero or less) makes one attempt, conditions are not supported. Every view of one name is the same
+     * lock: {@code obtain(k).lock(); obtain(k).unlock()} works.
      */
     Lock obtain(String name);
 

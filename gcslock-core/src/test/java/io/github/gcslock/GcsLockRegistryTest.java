@@ -234,6 +234,185 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         assertThatThrownBy(lb::newCondition).isInstanceOf(UnsupportedOperationException.class);
     }
 
+    /** {@code Lock.tryLock(time, unit)} with time <= 0 makes one attempt and does not wait (java.util.concurrent's contract). */
+    @Test
+    void tryLockWithANonPositiveTimeDoesNotWait() throws Exception {
+        GcsLockRegistry a = registry();
+        GcsLockRegistry b = registry();
+        Lock la = a.obtain("job");
+        assertThat(la.tryLock(-1, TimeUnit.SECONDS)).isTrue();
+        assertThat(object("job")).isNotNull();
+        assertThat(b.obtain("job").tryLock(0, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(b.obtain("job").tryLock(-5, TimeUnit.MILLISECONDS)).isFalse();
+        assertThat(b.obtain("job").tryLock(Long.MIN_VALUE, TimeUnit.DAYS)).isFalse();
+        la.unlock();
+        assertThat(object("job")).isNull();
+    }
+
+    /** {@code obtain(k)} twice is one lock, as in Spring Integration: {@code obtain(k).lock(); obtain(k).unlock()}. */
+    @Test
+    void obtainTwiceIsOneLock() throws Exception {
+        GcsLockRegistry r = registry();
+        r.obtain("job").lock();
+        r.obtain("job").lock(); // reentrant
+        r.obtain("job").unlock();
+        assertThat(object("job")).as("one hold is still open").isNotNull();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            assertThatThrownBy(() -> pool.submit(() -> r.obtain("job").unlock()).get())
+                    .hasCauseInstanceOf(IllegalMonitorStateException.class);
+        } finally {
+            pool.shutdownNow();
+        }
+        r.obtain("job").unlock();
+        assertThat(object("job")).isNull();
+        assertThatThrownBy(() -> r.obtain("job").unlock()).isInstanceOf(IllegalMonitorStateException.class);
+        Lock lock = r.obtain("other");
+        assertThat(lock.tryLock()).isTrue();
+        r.obtain("other").unlock();
+        assertThat(object("other")).isNull();
+    }
+
+    /**
+     * DESIGN.md rule 17: per-name local state does not grow with the number of names ever used (per-tenant
+     * names). Names that are held, waited on, or in a hold-at-least delay keep theirs.
+     */
+    @Test
+    void localStateOfIdleNamesIsEvicted() throws Exception {
+        GcsLockRegistry r = registry();
+        GcsLockRegistry other = registry();
+        Lease held = r.tryAcquire("held").orElseThrow();
+        Lease deferred = r.tryAcquire("deferred").orElseThrow();
+        r.releaseAfter(deferred, Duration.ofSeconds(30));
+        Lease blocking = r.tryAcquire("waited").orElseThrow();
+        ExecutorService pool = Executors.newSingleThreadExecutor();
+        try {
+            Thread[] waiterThread = new Thread[1];
+            Future<Lease> waiter = pool.submit(() -> {
+                waiterThread[0] = Thread.currentThread();
+                return r.acquire("waited", Duration.ofSeconds(30));
+            });
+            await().atMost(Duration.ofSeconds(5)).until(() -> waiterThread[0] != null
+                    && waiterThread[0].getState() == Thread.State.TIMED_WAITING); // queued on the local permit
+            Lease foreign = other.tryAcquire("busy").orElseThrow();
+            for (int i = 0; i < 200; i++) {
+                r.tryAcquire("tenant-" + i).orElseThrow().release();
+            }
+            Lock lock = r.obtain("via-lock");
+            lock.lock();
+            lock.unlock();
+            assertThat(r.tryAcquire("busy")).isEmpty();
+            assertThatThrownBy(() -> r.acquire("busy", Duration.ofMillis(50))).isInstanceOf(LockNotAcquiredException.class);
+            gcs.faults().failNext(1, 403, Operation.INSERT);
+            assertThatThrownBy(() -> r.tryAcquire("denied")).isInstanceOf(GcsLockException.class);
+            assertThat(r.localStateSize()).as("held, in a hold-at-least delay, waited on").isEqualTo(3);
+
+            blocking.release();
+            Lease next = waiter.get(10, TimeUnit.SECONDS);
+            next.release();
+            held.release();
+            foreign.release();
+            assertThat(r.localStateSize()).as("only the name in its hold-at-least delay").isEqualTo(1);
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    /**
+     * DESIGN.md rule 17: eviction never splits one name into two local slots. The interleaving: a holder H
+     * of k; a waiter W queued on k's permit; H releases and hands the permit to W. If k's slot were evicted
+     * then (it has no lease for a moment), W would own a slot that is no longer in the map: the next thread
+     * asking for k would make a second slot, become a second local owner and go to GCS (where, if W's
+     * create had not yet been registered, it would even delete W's fresh object as "leaked"), and W's
+     * release would not find its slot, so its object would never be deleted.
+     */
+    @Test
+    void evictionNeverMakesASecondLocalOwnerOfAQueuedName() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(5)).refreshInterval(Duration.ofSeconds(1)));
+        Lease h = r.acquire("k", Duration.ZERO);
+        ExecutorService pool = Executors.newFixedThreadPool(2);
+        try {
+            Thread[] waiterThread = new Thread[1];
+            CountDownLatch releaseW = new CountDownLatch(1);
+            Future<Long> w = pool.submit(() -> {
+                waiterThread[0] = Thread.currentThread();
+                try (Lease lease = r.acquire("k", Duration.ofSeconds(30))) {
+                    releaseW.await();
+                    return lease.fencingToken();
+                }
+            });
+            await().atMost(Duration.ofSeconds(5)).until(() -> waiterThread[0] != null
+                    && waiterThread[0].getState() == Thread.State.TIMED_WAITING); // queued on the local permit
+            h.release();
+            await().atMost(Duration.ofSeconds(5)).until(() -> r.heldLeases().size() == 1);
+            gcs.faults().resetCounters();
+            assertThat(pool.submit(() -> r.tryAcquire("k")).get()).as("W holds k").isEmpty();
+            assertThat(gcs.faults().objectRequests()).as("k is queued locally: nothing sent").isZero();
+            releaseW.countDown();
+            assertThat(w.get(10, TimeUnit.SECONDS)).isNotEqualTo(h.fencingToken());
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(object("k")).as("W's release found its slot and deleted the object").isNull();
+        assertThat(r.localStateSize()).isZero();
+        assertThat(r.tryAcquire("k")).isPresent();
+    }
+
+    /** Rule 17 under contention: many threads, few names, one local owner per name at a time, no state left. */
+    @Test
+    void evictionUnderContentionKeepsOneLocalOwnerPerName() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(5)).refreshInterval(Duration.ofSeconds(1)));
+        AtomicInteger tookOver = new AtomicInteger();
+        r.addListener(new LockEventListener() {
+            @Override
+            public void tookOver(String name, LockInfo staleHolder) {
+                tookOver.incrementAndGet();
+            }
+        });
+        String[] names = {"a", "b"};
+        AtomicInteger[] inside = {new AtomicInteger(), new AtomicInteger()};
+        AtomicInteger overlaps = new AtomicInteger();
+        AtomicInteger acquisitions = new AtomicInteger();
+        int threads = 6;
+        ExecutorService pool = Executors.newFixedThreadPool(threads);
+        try {
+            List<Future<?>> fs = new java.util.ArrayList<>();
+            for (int t = 0; t < threads; t++) {
+                int id = t;
+                fs.add(pool.submit(() -> {
+                    for (int i = 0; i < 15; i++) {
+                        int n = (id + i) % 2;
+                        Optional<Lease> lease = (i % 3 == 0) ? r.tryAcquire(names[n])
+                                : Optional.of(r.acquire(names[n], Duration.ofSeconds(30)));
+                        if (lease.isEmpty()) {
+                            continue;
+                        }
+                        try (Lease l = lease.get()) {
+                            acquisitions.incrementAndGet();
+                            if (inside[n].incrementAndGet() > 1) {
+                                overlaps.incrementAndGet();
+                            }
+                            Thread.yield();
+                            inside[n].decrementAndGet();
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : fs) {
+                f.get(120, TimeUnit.SECONDS);
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        assertThat(overlaps.get()).isZero();
+        assertThat(tookOver.get()).as("this process never deleted its own live object").isZero();
+        assertThat(acquisitions.get()).isPositive();
+        assertThat(r.localStateSize()).isZero();
+        assertThat(object("a")).isNull();
+        assertThat(object("b")).isNull();
+    }
+
     @Test
     void listShowsEveryLockUnderThePrefix() {
         GcsLockRegistry r = registry();

@@ -71,7 +71,8 @@ class ValidationTest extends EmulatorTestBase {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "a#b", "a[b", "a]b", "a*b", "a?b", "tab\there", "nl\nhere"})
+    @ValueSource(strings = {"", "a#b", "a[b", "a]b", "a*b", "a?b", "tab\there", "nl\nhere", "a\uD800b", "\uDC00", "end\uD83D",
+            "\uDE00\uD83D"})
     void rejectsBadLockNames(String name) {
         GcsLockRegistry r = registry();
         gcs.faults().resetCounters();
@@ -87,6 +88,33 @@ class ValidationTest extends EmulatorTestBase {
         String ok = "x".repeat(1024 - "gcslock/".length());
         assertThatCode(() -> r.tryAcquire(ok).orElseThrow().release()).doesNotThrowAnyException();
         assertThatThrownBy(() -> r.tryAcquire(ok + "é")).hasMessageContaining("1024");
+    }
+
+    /** A prefix must leave room for a name (GCS allows 1024 bytes of UTF-8 per object name). */
+    @Test
+    void aPrefixThatLeavesNoRoomForANameIsRefusedAtBuild() {
+        assertRejected(b -> b.prefix("p".repeat(1024)), "prefix", "1024");
+        assertRejected(b -> b.prefix("\u00e9".repeat(512)), "prefix", "1024"); // 1024 bytes of UTF-8
+        assertRejected(b -> b.prefix("locks\uD800/"), "prefix", "surrogate");
+        assertThatCode(() -> GcsLockRegistry.builder(storage, BUCKET).prefix("p".repeat(1023)).build().close())
+                .doesNotThrowAnyException();
+    }
+
+    /** With a long prefix, a name that makes the object name too long is refused naming the lock (no index error). */
+    @Test
+    void aNameTooLongForALongPrefixIsRefusedNamingTheLock() {
+        String prefix = "p/".repeat(500);
+        GcsLockRegistry r = registry(b -> b.prefix(prefix));
+        gcs.faults().resetCounters();
+        String name = "x".repeat(30);
+        assertThatThrownBy(() -> r.tryAcquire(name))
+                .isInstanceOfSatisfying(GcsLockConfigurationException.class, e -> assertThat(e.setting()).isEqualTo("name"))
+                .hasMessageContaining("'" + name + "'").hasMessageContaining("1024");
+        assertThatThrownBy(() -> r.obtain(name)).isInstanceOf(GcsLockConfigurationException.class);
+        assertThatThrownBy(() -> r.inspect(name)).isInstanceOf(GcsLockConfigurationException.class);
+        assertThat(gcs.faults().totalRequests()).as("nothing sent for a bad name").isZero();
+        String longest = "x".repeat(24);
+        assertThatCode(() -> r.tryAcquire(longest).orElseThrow().release()).doesNotThrowAnyException();
     }
 
     @Test
