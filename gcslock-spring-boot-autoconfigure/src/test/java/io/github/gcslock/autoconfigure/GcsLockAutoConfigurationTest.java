@@ -122,6 +122,25 @@ class GcsLockAutoConfigurationTest {
     }
 
     @Test
+    void withAnEmptyPrefixForceReleaseStillDeletesOnlyLockObjects() {
+        // gcslock.prefix= puts lock objects at the top of the bucket, among whatever else is stored there.
+        com.google.cloud.storage.Blob data = gcs.storage().create(com.google.cloud.storage.BlobInfo.newBuilder(
+                com.google.cloud.storage.BlobId.of("locks", "data/report.csv")).build(), new byte[]{1, 2, 3});
+        runner().withPropertyValues("gcslock.prefix=", "gcslock.endpoint.force-release-enabled=true",
+                "management.endpoints.web.exposure.include=gcslocks").run(ctx -> {
+            GcsLocksEndpoint endpoint = ctx.getBean(GcsLocksEndpoint.class);
+            var refused = endpoint.forceRelease(new String[]{"data", "report.csv"}, String.valueOf(data.getGeneration()),
+                    String.valueOf(data.getMetageneration()));
+            assertThat(refused.getStatus()).isEqualTo(409);
+            assertThat(gcs.storage().get(com.google.cloud.storage.BlobId.of("locks", "data/report.csv"))).isNotNull();
+            Lease lease = ctx.getBean(LockRegistry.class).tryAcquire("top-level-job").orElseThrow();
+            assertThat(ctx.getBean(LockRegistry.class).inspect("top-level-job").orElseThrow().objectName()).isEqualTo("top-level-job");
+            assertThat(endpoint.forceRelease(new String[]{"top-level-job"}, String.valueOf(lease.fencingToken()), null)
+                    .getStatus()).isEqualTo(200);
+        });
+    }
+
+    @Test
     void disabledWithTheUsersOwnRegistryStillServesTheEndpointAndHealth() {
         // gcslock.enabled=false turns off our registry, not the Actuator parts a user's own registry can use:
         // the endpoint needs gcslock.endpoint.* even though GcsLockAutoConfiguration did not run.
