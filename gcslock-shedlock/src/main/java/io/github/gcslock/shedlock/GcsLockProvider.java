@@ -1,0 +1,238 @@
+package io.github.gcslock.shedlock;
+
+import io.github.gcslock.GcsLockConfigurationException;
+import io.github.gcslock.GcsLockException;
+import io.github.gcslock.Lease;
+import io.github.gcslock.LockLostException;
+import io.github.gcslock.LockRegistry;
+import net.javacrumbs.shedlock.core.AbstractSimpleLock;
+import net.javacrumbs.shedlock.core.ClockProvider;
+import net.javacrumbs.shedlock.core.ExtensibleLockProvider;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.SimpleLock;
+import net.javacrumbs.shedlock.support.LockException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * ShedLock's {@link net.javacrumbs.shedlock.core.LockProvider} on the gcslock engine: each ShedLock lock
+ * is a lock object in GCS, taken with one create-if-absent request and held by a refreshed lease.
+ *
+ * <p>ShedLock's semantics are kept exactly:
+ * <ul>
+ * <li>Not reentrant: while a name is held through this provider, {@code lock()} of that name returns empty,
+ * from any thread, the holding thread included. (The engine itself is reentrant per thread, so this
+ * provider guards the name locally and turns an engine-level nested hold back into "not acquired".)</li>
+ * <li>{@code lockAtMostFor} is the longest the lock is held, also while its task is still running: the
+ * provider releases it then, unless it was {@link SimpleLock#extend extended} (this provider is an
+ * {@link ExtensibleLockProvider}, so ShedLock's {@code LockExtender} and {@code KeepAliveLockProvider} work).</li>
+ * <li>{@code lockAtLeastFor} applies on unlock: the lock stays taken (and refreshed) until
+ * {@code lockAtLeastUntil}, then it is released ({@link LockRegistry#releaseAfter}).</li>
+ * <li>An instance that dies holding a lock stops refreshing it, and other instances take it over once
+ * its lock object is provably older than its TTL, judged by GCS's clock, not the local one.</li>
+ * </ul>
+ * Errors talking to GCS surface as ShedLock's {@link LockException}: ShedLock then skips the run and
+ * logs it, as with its other providers.
+ *
+ * <p>{@link #close()} stops the lockAtMostFor timer and releases the locks still held.
+ */
+public final class GcsLockProvider implements ExtensibleLockProvider, AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(GcsLockProvider.class);
+
+    private final LockRegistry registry;
+    /** Fires each lock's lockAtMostFor; one daemon thread (its tasks are a release each). */
+    private final ScheduledThreadPoolExecutor timer;
+    /**
+     * The hold of each name taken through this provider. A second {@code lock()} of a held name must
+     * return empty even on the same thread, which the engine would otherwise grant as a nested hold;
+     * an entry whose lease is no longer healthy (released or lost) no longer counts.
+     */
+    private final ConcurrentMap<String, Hold> holds = new ConcurrentHashMap<>();
+    private volatile boolean closed;
+
+    /** A provider on {@code registry}; the registry stays the caller's to close. */
+    public GcsLockProvider(LockRegistry registry) {
+        this.registry = Objects.requireNonNull(registry, "registry");
+        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+            Thread t = new Thread(r, "gcslock-shedlock-timer");
+            t.setDaemon(true);
+            return t;
+        });
+        this.timer.setRemoveOnCancelPolicy(true);
+    }
+
+    /**
+     * Takes the lock {@code configuration.getName()} if nobody holds it, without waiting.
+     *
+     * @return the lock, or empty if it is held (by another instance, or by this one through this
+     * provider or by the calling thread through the engine)
+     * @throws LockException if GCS could not be asked (then it is unknown whether the lock is free) or the
+     *                       name cannot be a lock name
+     */
+    @Override
+    public Optional<SimpleLock> lock(LockConfiguration configuration) {
+        Objects.requireNonNull(configuration, "lockConfiguration");
+        if (closed) {
+            throw new IllegalStateException("this GcsLockProvider is closed");
+        }
+        String name = configuration.getName();
+        Hold current = holds.get(name);
+        if (current != null && current.lease.isHealthy()) {
+            return Optional.empty(); // held through this provider (maybe by this very thread): not reentrant
+        }
+        Optional<Lease> acquired;
+        try {
+            acquired = registry.tryAcquire(name);
+        } catch (LockLostException e) {
+            // This thread still holds the name through the engine, but that hold is lost: someone else
+            // may hold the lock now, so it is certainly not ours to take.
+            return Optional.empty();
+        } catch (GcsLockConfigurationException e) {
+            throw new LockException("ShedLock lock name '" + name + "' is not a valid gcslock name: " + e.getMessage(), e);
+        } catch (GcsLockException e) {
+            throw new LockException(e.getMessage(), e);
+        }
+        if (acquired.isEmpty()) {
+            return Optional.empty();
+        }
+        Lease lease = acquired.get();
+        if (!isNewAcquisition(lease)) {
+            // The engine granted a nested hold: this thread already holds the name some other way (for
+            // example a @GcsLocked method running a ShedLock-locked task). ShedLock locks are not reentrant.
+            lease.release(); // gives back only the nested hold
+            return Optional.empty();
+        }
+        Hold hold = new Hold(name, lease);
+        holds.put(name, hold);
+        hold.expireAt(configuration.getLockAtMostUntil());
+        log.debug("ShedLock lock '{}' acquired (lockAtMostFor {}, lockAtLeastFor {})", name,
+                configuration.getLockAtMostFor(), configuration.getLockAtLeastFor());
+        return Optional.of(new GcsSimpleLock(configuration, hold));
+    }
+
+    /** A fresh acquisition is one of the registry's held leases; a nested hold is a view of one, not one itself. */
+    private boolean isNewAcquisition(Lease lease) {
+        for (Lease held : registry.heldLeases()) {
+            if (held == lease) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** Stops the lockAtMostFor timer and releases every lock still held through this provider. Idempotent. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        timer.shutdownNow();
+        List<Hold> left = new ArrayList<>(holds.values());
+        holds.clear();
+        for (Hold hold : left) {
+            hold.lease.release();
+        }
+    }
+
+    /** One acquisition through this provider, shared by the lock and the locks that extend it. */
+    private final class Hold {
+        final String name;
+        final Lease lease;
+        /** The pending lockAtMostFor release; replaced by extend, cancelled by unlock. Guarded by this. */
+        private ScheduledFuture<?> expiry;
+
+        Hold(String name, Lease lease) {
+            this.name = name;
+            this.lease = lease;
+        }
+
+        /** Releases the lock at {@code lockAtMostUntil} (ShedLock's clock), whatever its task is doing then. */
+        synchronized void expireAt(Instant lockAtMostUntil) {
+            long delay = Math.max(0, Duration.between(ClockProvider.now(), lockAtMostUntil).toNanos());
+            try {
+                expiry = timer.schedule(this::expire, delay, TimeUnit.NANOSECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException e) {
+                lease.release(); // the provider was closed meanwhile: nothing would end this hold
+                throw new IllegalStateException("this GcsLockProvider is closed", e);
+            }
+        }
+
+        private void expire() {
+            if (lease.isHealthy()) {
+                log.info("ShedLock lock '{}' reached its lockAtMostFor and is released although its task may still "
+                        + "be running; extend the lock or raise lockAtMostFor if the task needs longer", name);
+            }
+            lease.release();
+            holds.remove(name, this);
+        }
+
+        /** Stops the lockAtMostFor release; false if it has already fired (the lock has expired). */
+        synchronized boolean cancelExpiry() {
+            return expiry != null && expiry.cancel(false);
+        }
+    }
+
+    /** ShedLock's view of a hold: unlock once, or extend once into a new lock. */
+    private final class GcsSimpleLock extends AbstractSimpleLock {
+        private final Hold hold;
+
+        GcsSimpleLock(LockConfiguration configuration, Hold hold) {
+            super(configuration);
+            this.hold = hold;
+        }
+
+        @Override
+        protected void doUnlock() {
+            hold.cancelExpiry();
+            Lease lease = hold.lease;
+            if (!lease.isHealthy()) {
+                lease.lostReason().ifPresent(reason -> log.warn("ShedLock lock '{}' had been lost while its task ran ({}); "
+                        + "another instance may have run the task at the same time", hold.name, reason));
+                lease.release();
+                holds.remove(hold.name, hold);
+                return;
+            }
+            Duration atLeast = Duration.between(ClockProvider.now(), lockConfiguration.getLockAtLeastUntil());
+            if (atLeast.isNegative() || atLeast.isZero()) {
+                lease.release();
+                holds.remove(hold.name, hold);
+            } else {
+                // Kept (and refreshed) until lockAtLeastUntil; the hold stays in `holds` meanwhile, so this
+                // instance does not take the name again before then either.
+                registry.releaseAfter(lease, atLeast);
+            }
+        }
+
+        @Override
+        protected Optional<SimpleLock> doExtend(LockConfiguration newConfiguration) {
+            // A lock whose lockAtMostFor has passed (or that was lost) cannot be extended: another
+            // instance may already hold it. Cancelling the pending expiry decides the race with the timer.
+            if (!hold.lease.isHealthy() || !hold.cancelExpiry()) {
+                return Optional.empty();
+            }
+            hold.expireAt(newConfiguration.getLockAtMostUntil());
+            log.debug("ShedLock lock '{}' extended (lockAtMostFor {}, lockAtLeastFor {})", hold.name,
+                    newConfiguration.getLockAtMostFor(), newConfiguration.getLockAtLeastFor());
+            return Optional.of(new GcsSimpleLock(newConfiguration, hold));
+        }
+
+        @Override
+        public String toString() {
+            return "GcsSimpleLock[" + hold.name + ", " + lockConfiguration + "]";
+        }
+    }
+}
