@@ -175,6 +175,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
+    private void notifyAcquireStarted(String name, String mode) {
+        for (LockEventListener l : listeners) {
+            safely(() -> l.acquireStarted(name, mode));
+        }
+    }
+
     private void notifyAcquireFinished(String name, String outcome, long startNanos) {
         if (listeners.isEmpty()) {
             return;
@@ -201,6 +207,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (reentrant != null) {
             return Optional.of(reentrant);
         }
+        notifyAcquireStarted(name, "try");
         if (!slot.permit.tryAcquire()) {
             return Optional.empty(); // another thread of this process holds it or is asking GCS right now
         }
@@ -242,6 +249,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (reentrant != null) {
             return reentrant;
         }
+        notifyAcquireStarted(name, "wait");
         if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {
             throw new LockNotAcquiredException(name, maxWait, null, null);
         }

@@ -8,7 +8,17 @@ package io.github.gcslock;
 public interface LockEventListener {
 
     /**
-     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds).
+     * A {@code tryAcquire} ({@code mode} {@code try}) or {@code acquire} ({@code wait}) call starts asking
+     * for the lock: called synchronously on the calling thread once the call is known not to be a
+     * reentrant hold, before any wait or GCS request. {@link #acquireFinished} always follows for the
+     * same call (for tracing: the wait between the two is the acquisition's).
+     */
+    default void acquireStarted(String name, String mode) {
+    }
+
+    /**
+     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds). Also called without a
+     * preceding {@link #acquireStarted} when the call failed before asking (bad input, closed registry).
      *
      * @param outcome {@code acquired}; {@code busy} (tryAcquire found it held); {@code timeout}
      *                (acquire's wait ran out); {@code error} (GCS could not be asked, or bad input)

@@ -1,0 +1,93 @@
+package io.github.gcslock.autoconfigure;
+
+import io.github.gcslock.LockRegistry;
+import io.github.gcslock.spring.GcsLockObservationListener;
+import io.github.gcslock.test.GcsEmulator;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.observation.ObservationRegistry;
+import io.micrometer.observation.tck.TestObservationRegistry;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
+import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
+import org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import static io.micrometer.observation.tck.TestObservationRegistryAssert.assertThat;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** The observation listener is wired to Boot's ObservationRegistry, and today's meters keep working beside it. */
+class GcsLockObservationAutoConfigurationTest {
+
+    private static GcsEmulator gcs;
+
+    @BeforeAll
+    static void startEmulator() {
+        gcs = GcsEmulator.start();
+        gcs.createBucket("locks");
+    }
+
+    @AfterAll
+    static void stopEmulator() {
+        gcs.close();
+    }
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
+                        GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks");
+    }
+
+    @Test
+    void observesThroughTheApplicationsObservationRegistry() {
+        runner().withUserConfiguration(TestObservations.class).run(ctx -> {
+            assertThat(ctx).hasSingleBean(GcsLockObservationListener.class);
+            ctx.getBean(LockRegistry.class).tryAcquire("wired").orElseThrow().release();
+            TestObservationRegistry observations = ctx.getBean(TestObservationRegistry.class);
+            assertThat(observations).hasObservationWithNameEqualTo("gcslock.acquisition").that()
+                    .hasHighCardinalityKeyValue("gcslock.name", "wired").hasBeenStopped();
+            assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
+                    .hasLowCardinalityKeyValue("gcslock.outcome", "released");
+        });
+    }
+
+    @Test
+    void noListenerWithoutAnObservationRegistry() {
+        runner().run(ctx -> assertThat(ctx).hasNotFailed().doesNotHaveBean(GcsLockObservationListener.class));
+    }
+
+    @Test
+    void withBootsMetricsTodaysMetersStayAndObservationTimersAreAdded() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+                        GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
+                        GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks")
+                .run(ctx -> {
+                    assertThat(ctx).hasSingleBean(ObservationRegistry.class).hasSingleBean(GcsLockObservationListener.class);
+                    ctx.getBean(LockRegistry.class).tryAcquire("metered").orElseThrow().release();
+                    MeterRegistry meters = ctx.getBean(MeterRegistry.class);
+                    // Today's names, unchanged (from GcsLockMetrics) ...
+                    assertThat(meters.get("gcslock.acquire").tag("outcome", "acquired").timer().count()).isEqualTo(1);
+                    // ... and the observations' own timers beside them, under names that do not clash.
+                    assertThat(meters.get("gcslock.acquisition").tag("gcslock.outcome", "acquired").tag("gcslock.mode", "try")
+                            .timer().count()).isEqualTo(1);
+                    assertThat(meters.get("gcslock.hold").tag("gcslock.outcome", "released").timer().count()).isEqualTo(1);
+                });
+    }
+
+    @Configuration(proxyBeanMethods = false)
+    static class TestObservations {
+        @Bean
+        TestObservationRegistry observationRegistry() {
+            return TestObservationRegistry.create();
+        }
+    }
+}
