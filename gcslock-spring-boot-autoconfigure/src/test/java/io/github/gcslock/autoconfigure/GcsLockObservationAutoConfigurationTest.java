@@ -83,6 +83,23 @@ class GcsLockObservationAutoConfigurationTest {
                 });
     }
 
+    @Test
+    void bootsObservationSwitchTurnsThemOff() {
+        new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+                        GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
+                        GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks",
+                        "management.observations.enable.gcslock=false")
+                .run(ctx -> {
+                    ctx.getBean(LockRegistry.class).tryAcquire("switched-off").orElseThrow().release();
+                    MeterRegistry meters = ctx.getBean(MeterRegistry.class);
+                    assertThat(meters.find("gcslock.acquisition").timer()).isNull();
+                    assertThat(meters.get("gcslock.acquire").tag("outcome", "acquired").timer().count()).isEqualTo(1);
+                });
+    }
+
     @Configuration(proxyBeanMethods = false)
     static class TestObservations {
         @Bean
