@@ -28,8 +28,9 @@ public class GcsLockActuatorAutoConfiguration {
 
         @Bean
         @ConditionalOnMissingBean(name = "gcsLockHealthIndicator")
-        GcsLockHealthIndicator gcsLockHealthIndicator(LockRegistry registry) {
-            return new GcsLockHealthIndicator(registry);
+        GcsLockHealthIndicator gcsLockHealthIndicator(LockRegistry registry,
+                                                      org.springframework.beans.factory.ObjectProvider<io.github.gcslock.spring.GcsReachability> reachability) {
+            return new GcsLockHealthIndicator(registry, reachability.getIfAvailable());
         }
     }
 

@@ -9,6 +9,7 @@ import io.github.gcslock.spring.GcsLocked;
 import io.github.gcslock.spring.GcsLockedBeanPostProcessor;
 import io.github.gcslock.spring.GcsLockedInterceptor;
 import io.github.gcslock.spring.GcsLockedNameChecker;
+import io.github.gcslock.spring.GcsReachability;
 import io.github.gcslock.spring.SpringEventLockListener;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
@@ -105,6 +106,13 @@ public class GcsLockAutoConfiguration {
         return new GcsLockedNameChecker(environment);
     }
 
+    /** Whether GCS answered this instance's last call, for the health and the "reachable again" log line. */
+    @Bean
+    @ConditionalOnMissingBean
+    GcsReachability gcsReachability() {
+        return new GcsReachability();
+    }
+
     @Bean
     SpringEventLockListener gcsLockSpringEventListener(ApplicationEventPublisher publisher) {
         return new SpringEventLockListener(publisher);
@@ -119,11 +127,13 @@ public class GcsLockAutoConfiguration {
     @Bean
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static GcsLockedBeanPostProcessor gcsLockedBeanPostProcessor(ObjectProvider<LockRegistry> registry, Environment environment,
-                                                                 BeanFactory beanFactory, ObjectProvider<ApplicationEventPublisher> events) {
+                                                                 BeanFactory beanFactory, ObjectProvider<ApplicationEventPublisher> events,
+                                                                 ObjectProvider<GcsReachability> reachability) {
         java.time.Duration defaultWait = org.springframework.boot.context.properties.bind.Binder.get(environment)
                 .bind("gcslock.wait", java.time.Duration.class).orElse(java.time.Duration.ZERO);
         GcsLockedInterceptor interceptor = new GcsLockedInterceptor(registry, environment, beanFactory,
                 event -> events.getObject().publishEvent(event), defaultWait);
+        interceptor.setReachability(reachability);
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
                 new AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor);
         advisor.setOrder(ADVISOR_ORDER);

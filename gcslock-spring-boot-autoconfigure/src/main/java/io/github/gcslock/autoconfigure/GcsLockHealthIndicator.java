@@ -2,6 +2,7 @@ package io.github.gcslock.autoconfigure;
 
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockRegistry;
+import io.github.gcslock.spring.GcsReachability;
 import org.springframework.boot.health.contributor.AbstractHealthIndicator;
 import org.springframework.boot.health.contributor.Health;
 
@@ -10,18 +11,31 @@ import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * {@code gcsLock} health: UP with the locks this instance holds; DOWN while any of them is lost (its
- * work must stop), naming it and why. Makes no GCS request: it reads the leases' local state.
+ * work must stop), naming it and why, and DOWN while this instance's GCS calls fail (the {@code gcs}
+ * detail: since when, how many, the last error) until one gets an answer again. Makes no GCS request: it
+ * reads local state. Keep it out of a Kubernetes liveness group: a restart does not bring GCS back.
  */
 public class GcsLockHealthIndicator extends AbstractHealthIndicator {
 
     private final LockRegistry registry;
+    private final GcsReachability reachability;
 
     public GcsLockHealthIndicator(LockRegistry registry) {
+        this(registry, null);
+    }
+
+    /**
+     * @param reachability where failed GCS calls are recorded; while they fail the status is DOWN with the
+     *                     {@code gcs} detail (last error, since when, how many), or null to leave GCS out
+     */
+    public GcsLockHealthIndicator(LockRegistry registry, GcsReachability reachability) {
         super("gcslock health check failed");
         this.registry = registry;
+        this.reachability = reachability;
     }
 
     @Override
@@ -50,10 +64,24 @@ public class GcsLockHealthIndicator extends AbstractHealthIndicator {
             locks.add(d);
         }
         builder.withDetail("held", locks.size()).withDetail("locks", locks);
-        if (lost.isEmpty()) {
-            builder.up();
-        } else {
+        Optional<GcsReachability.Outage> outage = reachability != null ? reachability.outage() : Optional.empty();
+        if (reachability != null) {
+            Map<String, Object> gcs = new LinkedHashMap<>();
+            gcs.put("reachable", outage.isEmpty());
+            outage.ifPresent(o -> {
+                gcs.put("failingSince", String.valueOf(o.since()));
+                gcs.put("failures", o.failures());
+                gcs.put("lastError", o.lastError());
+                gcs.put("lastErrorAt", String.valueOf(o.lastErrorAt()));
+            });
+            builder.withDetail("gcs", gcs);
+        }
+        if (!lost.isEmpty()) {
             builder.down().withDetail("lost", lost);
+        } else if (outage.isPresent()) {
+            builder.down();
+        } else {
+            builder.up();
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.github.gcslock.spring;
 
+import io.github.gcslock.GcsLockException;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockNotAcquiredException;
 import io.github.gcslock.LockRegistry;
@@ -20,6 +21,7 @@ import java.lang.reflect.Method;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.OptionalDouble;
 import java.util.OptionalInt;
 import java.util.OptionalLong;
@@ -40,6 +42,8 @@ public class GcsLockedInterceptor implements MethodInterceptor {
     private final ApplicationEventPublisher events;
     private final Duration defaultWait;
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>();
+    private final Set<Method> skippedOnce = ConcurrentHashMap.newKeySet();
+    private volatile ObjectProvider<GcsReachability> reachability;
 
     public GcsLockedInterceptor(ObjectProvider<LockRegistry> registry, Environment environment, BeanFactory beanFactory,
                                 ApplicationEventPublisher events, Duration defaultWait) {
@@ -48,6 +52,11 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         this.beanFactory = beanFactory;
         this.events = events;
         this.defaultWait = defaultWait;
+    }
+
+    /** Where failed GCS calls are reported (for the {@code gcsLock} health and the "reachable again" log line). */
+    public void setReachability(ObjectProvider<GcsReachability> reachability) {
+        this.reachability = reachability;
     }
 
     /** What one annotated method asks for, parsed once. */
@@ -62,9 +71,37 @@ public class GcsLockedInterceptor implements MethodInterceptor {
                 k -> parse(invocation.getMethod(), targetClass));
         String name = spec.name.resolve(invocation.getThis(), invocation.getArguments(), beanFactory);
         LockRegistry locks = registry.getObject();
-        Lease lease = acquire(locks, name, spec);
+        Lease lease;
+        try {
+            lease = acquire(locks, name, spec);
+        } catch (GcsLockException e) {
+            if (e instanceof LockNotAcquiredException && e.getCause() == null) {
+                throw e; // held elsewhere (FAIL, or WAIT ran out): the caller asked for the exception
+            }
+            // GCS could not be asked: it is unknown whether the lock is free, so the method must not run.
+            GcsReachability tracker = reachability != null ? reachability.getIfAvailable() : null;
+            GcsReachability.Outage outage = tracker != null ? tracker.failed(e) : null;
+            if (spec.ifLocked != IfLocked.SKIP) {
+                throw e;
+            }
+            // One line per failed run instead of the scheduler's ERROR with the whole cause chain.
+            log.warn("@GcsLocked {} did not run: {}{}", LockNameResolver.describe(spec.method), GcsReachability.describe(e),
+                    outage == null ? "" : " [GCS calls failing since " + outage.since() + ", " + outage.failures() + " failure(s)]");
+            log.debug("@GcsLocked {}: lock '{}' could not be asked for", LockNameResolver.describe(spec.method), name, e);
+            return emptyResult(spec.method.getReturnType());
+        }
+        GcsReachability tracker = reachability != null ? reachability.getIfAvailable() : null;
+        if (tracker != null) {
+            tracker.reached(); // GCS answered (the lock was taken, or is held elsewhere)
+        }
         if (lease == null) {
-            log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method), name);
+            if (skippedOnce.add(spec.method)) {
+                log.info("@GcsLocked {}: lock '{}' is held elsewhere, so this run is skipped (logged once per method; "
+                        + "later skips at DEBUG, counted by the gcslock.acquire meter, outcome=skipped)",
+                        LockNameResolver.describe(spec.method), name);
+            } else {
+                log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method), name);
+            }
             events.publishEvent(new GcsLockSkippedEvent(this, name, spec.method));
             return emptyResult(spec.method.getReturnType());
         }
@@ -106,7 +143,7 @@ public class GcsLockedInterceptor implements MethodInterceptor {
             return locks.acquire(name, wait);
         } catch (LockNotAcquiredException e) {
             if (e.getCause() != null) {
-                throw e; // GCS errors are not "held elsewhere": say so rather than skip silently
+                throw e; // GCS errors are not "held elsewhere": reported by invoke(), never skipped silently
             }
             return null;
         }
