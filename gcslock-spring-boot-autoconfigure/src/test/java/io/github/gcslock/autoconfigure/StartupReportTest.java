@@ -3,11 +3,14 @@ package io.github.gcslock.autoconfigure;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.WebApplicationType;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.io.DefaultResourceLoader;
 
 import java.io.IOException;
 import java.nio.file.Files;
@@ -47,6 +50,30 @@ class StartupReportTest {
                 .contains("workload identity")
                 .contains("gcslock.emulator.embedded=true");
         assertThat(out.lines().filter(l -> l.trim().startsWith("at ")).count()).as("no stack trace").isZero();
+    }
+
+    @Test
+    void onSpringBoot3TheAppStopsWithOneParagraphSayingGcslockNeedsBoot4(CapturedOutput output) {
+        // Spring Boot 3 lacks Boot 4's org.springframework.boot.EnvironmentPostProcessor: hide it, as on Boot 3.
+        FilteredClassLoader boot3 = new FilteredClassLoader(SpringBootVersionCheck.BOOT_4_MARKER);
+        SpringApplication app = new SpringApplication(new DefaultResourceLoader(boot3), UsersApp.class);
+        app.setWebApplicationType(WebApplicationType.NONE);
+        assertThatThrownBy(() -> app.run("--gcslock.emulator.embedded=true"))
+                .isInstanceOf(SpringBootVersionCheck.UnsupportedSpringBootException.class);
+        assertThat(output.getAll()).contains("APPLICATION FAILED TO START")
+                .contains("This version of gcslock (the version of gcslock-spring-boot-starter) needs Spring Boot 4 (4.0.x or 4.1.x, "
+                        + "on Java 17 to 25), and this application runs Spring Boot " + SpringBootVersion.getVersion() + ".")
+                .contains("Upgrade the application to Spring Boot 4.0.x or 4.1.x, or remove gcslock-spring-boot-starter.");
+    }
+
+    @Test
+    void theBoot4CheckPassesOnBoot4AndFailsWithoutItsMarker() {
+        SpringBootVersionCheck.check(getClass().getClassLoader());
+        assertThatThrownBy(() -> SpringBootVersionCheck.check(new FilteredClassLoader(SpringBootVersionCheck.BOOT_4_MARKER)))
+                .isInstanceOf(SpringBootVersionCheck.UnsupportedSpringBootException.class)
+                .hasMessageContaining("gcslock needs Spring Boot 4.0 or 4.1");
+        assertThat(new UnsupportedSpringBootFailureAnalyzer().analyze(new SpringBootVersionCheck.UnsupportedSpringBootException("3.5.7"))
+                .getDescription()).contains("this application runs Spring Boot 3.5.7.");
     }
 
     @Test
