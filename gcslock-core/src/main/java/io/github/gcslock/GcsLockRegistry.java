@@ -734,7 +734,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 slot.owner = null;
             }
         }
-        refresher.schedule(() -> releaseDeferred(slot, target), delay);
+        try {
+            refresher.schedule(() -> releaseDeferred(slot, target), delay);
+        } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
+            releaseDeferred(slot, target); // close() stopped the scheduler after our check: release now (or close() did)
+        }
     }
 
     /** The end of a hold-at-least delay: releases the lease unless a nested hold of its thread is still open. */

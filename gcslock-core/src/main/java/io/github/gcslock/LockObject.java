@@ -119,8 +119,8 @@ final class LockObject {
         }
         int lone = unpairedSurrogateAt(name);
         if (lone >= 0) {
-            // Such a name cannot be encoded as UTF-8: the client would send a replacement character, so the
-            // object's name would differ from ours and the first refresh would find "our" lock missing.
+            // Such a name cannot be encoded as UTF-8: the client substitutes a replacement, and the create and
+            // later requests need not name the same object (acquired, then lost at the first refresh, leaked).
             throw new GcsLockConfigurationException("name", "lock name '" + printable(abbreviated(name))
                     + "' is not valid UTF-16: unpaired surrogate at index " + lone);
         }
