@@ -6,6 +6,7 @@ import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.LockEventListener;
 import io.github.gcslock.LockRegistry;
 import io.github.gcslock.spring.GcsLocked;
+import io.github.gcslock.spring.GcsLockedAcquireListener;
 import io.github.gcslock.spring.GcsLockedBeanPostProcessor;
 import io.github.gcslock.spring.GcsLockedInterceptor;
 import io.github.gcslock.spring.GcsLockedNameChecker;
@@ -128,11 +129,12 @@ public class GcsLockAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static GcsLockedBeanPostProcessor gcsLockedBeanPostProcessor(ObjectProvider<LockRegistry> registry, Environment environment,
                                                                  BeanFactory beanFactory, ObjectProvider<ApplicationEventPublisher> events,
-                                                                 ObjectProvider<GcsReachability> reachability) {
+                                                                 ObjectProvider<GcsReachability> reachability,
+                                                                 ObjectProvider<GcsLockedAcquireListener> acquireListeners) {
         java.time.Duration defaultWait = org.springframework.boot.context.properties.bind.Binder.get(environment)
                 .bind("gcslock.wait", java.time.Duration.class).orElse(java.time.Duration.ZERO);
         GcsLockedInterceptor interceptor = new GcsLockedInterceptor(registry, environment, beanFactory,
-                event -> events.getObject().publishEvent(event), defaultWait);
+                event -> events.getObject().publishEvent(event), defaultWait, acquireListeners);
         interceptor.setReachability(reachability);
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
                 new AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor);

@@ -25,6 +25,9 @@ import java.lang.annotation.Target;
  *
  * <p>Nested calls on one thread are reentrant and cost no GCS request. The lock is released when the
  * method returns or throws (after {@link #holdAtLeast()}, if set). Usable as a meta-annotation.
+ *
+ * <p>Applied through a proxy, like {@code @Transactional}: a call through {@code this} from another
+ * method of the same bean is not locked.
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)

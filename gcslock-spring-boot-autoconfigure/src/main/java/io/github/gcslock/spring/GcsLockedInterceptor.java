@@ -19,6 +19,7 @@ import org.springframework.core.env.Environment;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -44,14 +45,26 @@ public class GcsLockedInterceptor implements MethodInterceptor {
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>();
     private final Set<Method> skippedOnce = ConcurrentHashMap.newKeySet();
     private volatile ObjectProvider<GcsReachability> reachability;
+    private final ObjectProvider<GcsLockedAcquireListener> acquireListeners;
 
     public GcsLockedInterceptor(ObjectProvider<LockRegistry> registry, Environment environment, BeanFactory beanFactory,
                                 ApplicationEventPublisher events, Duration defaultWait) {
+        this(registry, environment, beanFactory, events, defaultWait, null);
+    }
+
+    /**
+     * @param acquireListeners told how each call's acquisition ended, per mode (e.g. the {@code gcslock.acquire}
+     *                         meter); looked up on each call, so they may be created after this interceptor; may be null
+     */
+    public GcsLockedInterceptor(ObjectProvider<LockRegistry> registry, Environment environment, BeanFactory beanFactory,
+                                ApplicationEventPublisher events, Duration defaultWait,
+                                ObjectProvider<GcsLockedAcquireListener> acquireListeners) {
         this.registry = registry;
         this.environment = environment;
         this.beanFactory = beanFactory;
         this.events = events;
         this.defaultWait = defaultWait;
+        this.acquireListeners = acquireListeners;
     }
 
     /** Where failed GCS calls are reported (for the {@code gcsLock} health and the "reachable again" log line). */
@@ -73,8 +86,11 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         LockRegistry locks = registry.getObject();
         Lease lease;
         try {
-            lease = acquire(locks, name, spec);
+            lease = acquireReporting(locks, name, spec);
         } catch (GcsLockException e) {
+            if (e instanceof GcsLockInterruptedException) {
+                throw e; // not an outage: the caller's thread is being stopped
+            }
             if (e instanceof LockNotAcquiredException && e.getCause() == null) {
                 throw e; // held elsewhere (FAIL, or WAIT ran out): the caller asked for the exception
             }
@@ -102,7 +118,7 @@ public class GcsLockedInterceptor implements MethodInterceptor {
             } else {
                 log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method), name);
             }
-            events.publishEvent(new GcsLockSkippedEvent(this, name, spec.method));
+            publishSkipped(name, spec.method);
             return emptyResult(spec.method.getReturnType());
         }
         long started = System.nanoTime();
@@ -117,6 +133,65 @@ public class GcsLockedInterceptor implements MethodInterceptor {
             } else {
                 locks.releaseAfter(lease, remaining);
             }
+        }
+    }
+
+    /**
+     * Acquires as the mode says and tells the acquire listeners the outcome in the mode's terms. An
+     * interrupt while waiting becomes {@link GcsLockInterruptedException} with the flag set again: the
+     * annotated method does not declare {@code InterruptedException}, so rethrowing it would reach the
+     * caller as an {@code UndeclaredThrowableException} and lose the interrupt.
+     */
+    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec) {
+        List<GcsLockedAcquireListener> listeners = acquireListeners == null ? List.of()
+                : acquireListeners.orderedStream().toList();
+        for (GcsLockedAcquireListener l : listeners) {
+            tell(() -> l.acquiring(name));
+        }
+        long start = System.nanoTime();
+        String outcome = "error";
+        try {
+            Lease lease = acquire(locks, name, spec);
+            outcome = lease != null ? "acquired" : "skipped";
+            return lease;
+        } catch (LockNotAcquiredException e) {
+            if (e.getCause() == null) {
+                outcome = spec.ifLocked == IfLocked.WAIT ? "timeout" : "refused";
+            }
+            throw e;
+        } catch (InterruptedException e) {
+            outcome = "interrupted";
+            Thread.currentThread().interrupt();
+            throw new GcsLockInterruptedException(name, spec.method, e);
+        } finally {
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            for (GcsLockedAcquireListener l : listeners) {
+                String o = outcome;
+                tell(() -> l.acquireFinished(name, spec.ifLocked, o, took));
+            }
+        }
+    }
+
+    /**
+     * Publishes {@link GcsLockSkippedEvent}. A listener's exception is logged, as for the other gcslock
+     * events, not thrown into the caller: the call was skipped, and a failing alert must not turn that
+     * into an error of the scheduled job.
+     */
+    private void publishSkipped(String name, Method method) {
+        try {
+            events.publishEvent(new GcsLockSkippedEvent(this, name, method));
+        } catch (RuntimeException e) {
+            log.warn("lock '{}': a GcsLockSkippedEvent listener threw; ignored: {}", name, e.toString());
+            log.debug("GcsLockSkippedEvent listener failure", e);
+        }
+    }
+
+    private static void tell(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            log.warn("a GcsLockedAcquireListener threw; ignored: {}", e.toString());
+            log.debug("GcsLockedAcquireListener failure", e);
         }
     }
 

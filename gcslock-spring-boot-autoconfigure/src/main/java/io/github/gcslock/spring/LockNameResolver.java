@@ -41,6 +41,11 @@ final class LockNameResolver {
             throw new IllegalStateException("@GcsLocked on " + describe(method) + ": cannot resolve the lock name '"
                     + raw + "': " + e.getMessage(), e);
         }
+        if (resolved.isBlank()) {
+            // e.g. "${app.job-name}" with app.job-name= : the engine would only say "lock name must not be empty".
+            throw new IllegalStateException("@GcsLocked on " + describe(method) + ": the lock name '" + raw
+                    + "' resolved to an empty name");
+        }
         if (resolved.indexOf('#') < 0) {
             this.literal = resolved;
             this.expression = null;
