@@ -99,6 +99,21 @@ class ActuatorTest {
 
     @Test
     @SuppressWarnings({"unchecked", "rawtypes"})
+    void healthStaysUpWhileALeaseIsBeingReleased() {
+        // A normal release is not an outage: probed while the release's DELETE is in flight (after a 429,
+        // real GCS makes that last about a second), health must not answer 503.
+        Lease lease = locks.tryAcquire("short-job").orElseThrow();
+        java.util.concurrent.atomic.AtomicReference<ResponseEntity<Map>> duringRelease = new java.util.concurrent.atomic.AtomicReference<>();
+        SharedEmulator.GCS.faults().beforeNext(Operation.DELETE,
+                () -> duringRelease.set(http.getForEntity("/actuator/health", Map.class)));
+        lease.release();
+        assertThat(duringRelease.get()).as("health was probed during the DELETE").isNotNull();
+        assertThat(duringRelease.get().getStatusCode()).isEqualTo(HttpStatus.OK);
+        assertThat(gcsLockHealth(duringRelease.get()).get("status")).isEqualTo("UP");
+    }
+
+    @Test
+    @SuppressWarnings({"unchecked", "rawtypes"})
     void endpointListsAndInspectsLocks() {
         GcsLockRegistry other = SharedEmulator.otherInstance(BUCKET);
         try {
