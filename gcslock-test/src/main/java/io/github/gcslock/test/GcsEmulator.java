@@ -42,7 +42,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  * }
  * }</pre>
  *
- * <p>Not emulated: resumable uploads, ACLs/IAM, composition, rewrite, notifications, XML API.
+ * <p>Also emulated, for an application's other storage code: resumable uploads, listing with
+ * {@code delimiter}, offsets and {@code matchGlob}, {@code md5Hash}/{@code crc32c} and {@code x-goog-hash},
+ * byte ranges. Not emulated (answered with 501 naming what is missing): ACLs/IAM, compose, copy/rewrite,
+ * bucket listing and updates, batch requests, notifications, customer-supplied or KMS keys, the XML API;
+ * see the module's README.
  */
 public final class GcsEmulator implements AutoCloseable {
 
@@ -64,10 +68,10 @@ public final class GcsEmulator implements AutoCloseable {
         }
     }
 
-    private GcsEmulator(int port) throws IOException {
+    private GcsEmulator(InetAddress address, int port) throws IOException {
         this.store = new ObjectStore(() -> Clock.offset(Clock.systemUTC(), faults.clockOffset()),
                 faults::writeRateInterval, faults::countRateLimited);
-        this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), 256);
+        this.server = HttpServer.create(new InetSocketAddress(address, port), 256);
         AtomicInteger threads = new AtomicInteger();
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "gcs-emulator-" + threads.incrementAndGet());
@@ -79,7 +83,10 @@ public final class GcsEmulator implements AutoCloseable {
         this.handler = new JsonApiHandler(store, faults);
         server.createContext("/", handler);
         server.start();
-        this.endpoint = "http://127.0.0.1:" + server.getAddress().getPort();
+        // Bound to all interfaces, the emulator is still reachable on loopback from this host.
+        String host = address.isAnyLocalAddress() || address.isLoopbackAddress() ? "127.0.0.1"
+                : (address instanceof java.net.Inet6Address ? "[" + address.getHostAddress() + "]" : address.getHostAddress());
+        this.endpoint = "http://" + host + ":" + server.getAddress().getPort();
         log.debug("GCS emulator listening on {}", endpoint);
     }
 
@@ -90,10 +97,19 @@ public final class GcsEmulator implements AutoCloseable {
 
     /** Starts an emulator on {@code port} of the loopback interface (0: any free port). */
     public static GcsEmulator start(int port) {
+        return start(InetAddress.getLoopbackAddress(), port);
+    }
+
+    /**
+     * Starts an emulator on {@code port} (0: any free port) of the interface with {@code address};
+     * {@code 0.0.0.0} listens on all interfaces, e.g. inside a container. The emulator has no
+     * authentication: bind it beyond loopback only on a network you trust.
+     */
+    public static GcsEmulator start(InetAddress address, int port) {
         try {
-            return new GcsEmulator(port);
+            return new GcsEmulator(address, port);
         } catch (IOException e) {
-            throw new UncheckedIOException("could not start the GCS emulator on port " + port, e);
+            throw new UncheckedIOException("could not start the GCS emulator on " + address.getHostAddress() + ":" + port, e);
         }
     }
 

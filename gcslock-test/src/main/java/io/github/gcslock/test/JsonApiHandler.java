@@ -29,10 +29,12 @@ final class JsonApiHandler implements HttpHandler {
     private static final Logger log = LoggerFactory.getLogger(JsonApiHandler.class);
 
     private final ObjectStore store;
+    private final ResumableUploads uploads;
     private final Faults faults;
 
     JsonApiHandler(ObjectStore store, Faults faults) {
         this.store = store;
+        this.uploads = new ResumableUploads(store);
         this.faults = faults;
     }
 
@@ -50,6 +52,9 @@ final class JsonApiHandler implements HttpHandler {
             } catch (GcsError e) {
                 sendError(exchange, e);
                 return;
+            }
+            if (log.isTraceEnabled()) {
+                log.trace("{} {} {} ({})", req.op, req.method, exchange.getRequestURI(), exchange.getRequestHeaders().keySet());
             }
             faults.count(req.op);
             ClientFaults client = faults.clientAt(exchange.getLocalAddress().getPort());
@@ -107,6 +112,10 @@ final class JsonApiHandler implements HttpHandler {
         }
     }
 
+    /** Object sub-resources and actions (a literal '/' after the object name): not emulated, so 501. */
+    private static final java.util.Set<String> OBJECT_SUBRESOURCES = java.util.Set.of(
+            "acl", "compose", "copyTo", "rewriteTo", "restore", "moveTo", "bulkRestore");
+
     private Request parse(HttpExchange ex) {
         String method = ex.getRequestMethod().toUpperCase(Locale.ROOT);
         String override = ex.getRequestHeaders().getFirst("X-HTTP-Method-Override");
@@ -116,9 +125,17 @@ final class JsonApiHandler implements HttpHandler {
         Map<String, String> query = PathCodec.query(ex.getRequestURI().getRawQuery());
         List<String> seg = Arrays.asList(ex.getRequestURI().getRawPath().split("/"));
         // seg[0] is "" (leading slash)
-        if (seg.size() >= 5 && seg.get(1).equals("upload") && seg.get(2).equals("storage") && seg.get(3).equals("v1")
-                && seg.get(4).equals("b") && seg.size() == 7 && seg.get(6).equals("o") && method.equals("POST")) {
-            return new Request(Operation.INSERT, PathCodec.decode(seg.get(5)), query.get("name"), query, method, ex);
+        if (seg.size() == 7 && seg.get(1).equals("upload") && seg.get(2).equals("storage") && seg.get(3).equals("v1")
+                && seg.get(4).equals("b") && seg.get(6).equals("o")) {
+            String bucket = PathCodec.decode(seg.get(5));
+            if (query.containsKey("upload_id")) {
+                boolean known = method.equals("PUT") || method.equals("POST") || method.equals("DELETE");
+                return new Request(known ? Operation.UPLOAD : Operation.OTHER, bucket, null, query, method, ex);
+            }
+            if (method.equals("POST")) {
+                return new Request(Operation.INSERT, bucket, query.get("name"), query, method, ex);
+            }
+            return new Request(Operation.OTHER, bucket, null, query, method, ex);
         }
         int base = 0;
         if (seg.size() >= 4 && seg.get(1).equals("download") && seg.get(2).equals("storage")) {
@@ -126,7 +143,8 @@ final class JsonApiHandler implements HttpHandler {
         }
         if (seg.size() < 4 + base || !seg.get(1 + base).equals("storage") || !seg.get(2 + base).equals("v1")
                 || !seg.get(3 + base).equals("b")) {
-            throw new GcsError(404, "notFound", "Not Found: " + ex.getRequestURI().getRawPath());
+            // Batch requests, projects (HMAC keys, service account), the XML API, ...
+            return new Request(Operation.OTHER, null, null, query, method, ex);
         }
         List<String> rest = seg.subList(4 + base, seg.size());
         if (rest.isEmpty()) {
@@ -149,6 +167,9 @@ final class JsonApiHandler implements HttpHandler {
         if (rest.size() == 2) {
             return new Request(method.equals("GET") ? Operation.LIST : Operation.OTHER, bucket, null, query, method, ex);
         }
+        if (rest.size() > 3 && OBJECT_SUBRESOURCES.contains(rest.get(3))) {
+            return new Request(Operation.OTHER, bucket, PathCodec.decode(rest.get(2)), query, method, ex);
+        }
         // Object names may contain '/', which the client encodes as %2F; join the rest to be lenient.
         String object = PathCodec.decode(String.join("/", rest.subList(2, rest.size())));
         Operation op = switch (method) {
@@ -162,15 +183,25 @@ final class JsonApiHandler implements HttpHandler {
     }
 
     private Reply execute(Request req, byte[] body) {
+        if (req.op == Operation.OTHER) {
+            throw SupportedParameters.notImplemented(req.method + " " + req.exchange.getRequestURI().getRawPath()
+                    + " (only the JSON API's object insert/get/patch/update/delete/list, resumable uploads and "
+                    + "bucket insert/get/delete are emulated)");
+        }
+        SupportedParameters.check(req.op, req.query, req.exchange.getRequestHeaders());
         ObjectStore.Preconditions pre = ObjectStore.Preconditions.from(req.query);
-        Long generation = req.query.containsKey("generation") ? Long.parseLong(req.query.get("generation")) : null;
+        Long generation = generation(req.query);
         switch (req.op) {
             case INSERT: {
                 return insert(req, body, pre);
             }
+            case UPLOAD: {
+                return upload(req, body);
+            }
             case GET: {
                 if ("media".equals(req.query.get("alt"))) {
-                    return Reply.bytes(store.content(req.bucket, req.object, generation, pre));
+                    return media(store.media(req.bucket, req.object, generation, pre),
+                            req.exchange.getRequestHeaders().getFirst("Range"));
                 }
                 return Reply.json(200, store.get(req.bucket, req.object, generation, pre));
             }
@@ -184,9 +215,8 @@ final class JsonApiHandler implements HttpHandler {
                 return Reply.empty(204);
             }
             case LIST: {
-                int max = req.query.containsKey("maxResults") ? Integer.parseInt(req.query.get("maxResults")) : 1000;
-                return Reply.json(200, store.list(req.bucket, req.query.get("prefix"), req.query.get("pageToken"),
-                        Math.max(1, Math.min(max, 1000))));
+                return Reply.json(200, store.list(req.bucket, ListQuery.from(req.query),
+                        "true".equals(req.query.get("versions"))));
             }
             case BUCKET_GET:
                 return Reply.json(200, store.getBucket(req.bucket));
@@ -196,8 +226,19 @@ final class JsonApiHandler implements HttpHandler {
                 store.deleteBucket(req.bucket);
                 return Reply.empty(204);
             default:
-                throw new GcsError(501, "notImplemented", "The gcslock emulator does not implement "
-                        + req.method + " " + req.exchange.getRequestURI().getRawPath());
+                throw new IllegalStateException("unrouted operation " + req.op);
+        }
+    }
+
+    private static Long generation(Map<String, String> query) {
+        String g = query.get("generation");
+        if (g == null) {
+            return null;
+        }
+        try {
+            return Long.parseLong(g);
+        } catch (NumberFormatException e) {
+            throw new GcsError(400, "invalid", "Invalid value for generation: " + g);
         }
     }
 
@@ -224,11 +265,138 @@ final class JsonApiHandler implements HttpHandler {
                 content = body;
                 break;
             }
+            case "resumable": {
+                return startResumable(req, body, pre);
+            }
             default:
-                throw new GcsError(501, "notImplemented", "The gcslock emulator does not implement uploadType=" + uploadType);
+                throw SupportedParameters.notImplemented("uploadType=" + uploadType);
         }
         String name = req.object != null ? req.object : (meta.has("name") ? meta.get("name").getAsString() : null);
         return Reply.json(200, store.insert(req.bucket, name, meta, content, pre));
+    }
+
+    /** Starts a resumable upload: the object's metadata is the body; the session URL goes in Location. */
+    private Reply startResumable(Request req, byte[] body, ObjectStore.Preconditions pre) {
+        JsonObject meta = parseJson(body);
+        String name = req.object != null ? req.object : (meta.has("name") ? meta.get("name").getAsString() : null);
+        if (!meta.has("contentType")) {
+            String uploadContentType = req.exchange.getRequestHeaders().getFirst("X-Upload-Content-Type");
+            if (uploadContentType != null && !uploadContentType.isEmpty()) {
+                meta.addProperty("contentType", uploadContentType);
+            }
+        }
+        Long declared = null;
+        String length = req.exchange.getRequestHeaders().getFirst("X-Upload-Content-Length");
+        if (length != null && !length.isEmpty()) {
+            try {
+                declared = Long.parseLong(length.trim());
+            } catch (NumberFormatException e) {
+                throw new GcsError(400, "invalid", "Invalid X-Upload-Content-Length: " + length);
+            }
+        }
+        String id = uploads.start(req.bucket, name, meta, pre, declared);
+        String host = req.exchange.getRequestHeaders().getFirst("Host");
+        if (host == null) {
+            host = "127.0.0.1:" + req.exchange.getLocalAddress().getPort();
+        }
+        String location = "http://" + host + "/upload/storage/v1/b/" + PathCodec.encodeSegment(req.bucket)
+                + "/o?uploadType=resumable&upload_id=" + id;
+        return new Reply(200, null, new byte[0], Map.of("Location", location));
+    }
+
+    /** A PUT (chunk, status query) or DELETE (cancel) on a resumable upload session. */
+    private Reply upload(Request req, byte[] body) {
+        String id = req.query.get("upload_id");
+        if (req.method.equals("DELETE")) {
+            uploads.cancel(id);
+            return Reply.empty(499);
+        }
+        ResumableUploads.Progress p = uploads.put(id, req.exchange.getRequestHeaders().getFirst("Content-Range"), body,
+                req.exchange.getRequestHeaders().getFirst("x-goog-hash"));
+        if (p.object() != null) {
+            return Reply.json(200, p.object());
+        }
+        // 308 "Resume Incomplete"; without a Range header it means nothing is persisted yet.
+        Map<String, String> headers = p.persisted() == 0 ? Map.of() : Map.of("Range", "bytes=0-" + (p.persisted() - 1));
+        return new Reply(308, null, new byte[0], headers);
+    }
+
+    /** A media download: the content (or the asked byte range) with GCS's object headers, x-goog-hash included. */
+    private static Reply media(ObjectStore.Media m, String rangeHeader) {
+        JsonObject o = m.object();
+        byte[] content = m.content();
+        Map<String, String> headers = new java.util.LinkedHashMap<>();
+        headers.put("x-goog-hash", Hashes.header(o.get("crc32c").getAsString(), o.get("md5Hash").getAsString()));
+        headers.put("x-goog-generation", o.get("generation").getAsString());
+        headers.put("x-goog-metageneration", o.get("metageneration").getAsString());
+        headers.put("x-goog-stored-content-length", Integer.toString(content.length));
+        headers.put("x-goog-stored-content-encoding", o.has("contentEncoding") ? o.get("contentEncoding").getAsString() : "identity");
+        headers.put("x-goog-storage-class", o.get("storageClass").getAsString());
+        headers.put("ETag", o.get("etag").getAsString());
+        headers.put("Accept-Ranges", "bytes");
+        String contentType = o.get("contentType").getAsString();
+        ByteRange range = ByteRange.parse(rangeHeader, content.length);
+        if (range == null) {
+            return new Reply(200, contentType, content, headers);
+        }
+        headers.put("Content-Range", "bytes " + range.first + "-" + range.last + "/" + content.length);
+        return new Reply(206, contentType, Arrays.copyOfRange(content, (int) range.first, (int) range.last + 1), headers);
+    }
+
+    /** A single {@code Range: bytes=...} of a media download, clamped to the content; null for the whole content. */
+    private record ByteRange(long first, long last) {
+
+        static ByteRange parse(String header, int size) {
+            if (header == null || header.isBlank()) {
+                return null;
+            }
+            String h = header.trim();
+            if (!h.startsWith("bytes=")) {
+                throw new GcsError(400, "invalid", "Malformed Range header: " + header);
+            }
+            String spec = h.substring("bytes=".length()).trim();
+            if (spec.contains(",")) {
+                throw SupportedParameters.notImplemented("multiple byte ranges (Range: " + header + ")");
+            }
+            int dash = spec.indexOf('-');
+            try {
+                if (dash < 0) {
+                    throw new NumberFormatException(spec);
+                }
+                String a = spec.substring(0, dash).trim();
+                String b = spec.substring(dash + 1).trim();
+                long first;
+                long last;
+                if (a.isEmpty()) { // suffix: the last N bytes
+                    long n = Long.parseLong(b);
+                    if (n == 0) {
+                        throw unsatisfiable(header, size);
+                    }
+                    first = Math.max(0, size - n);
+                    last = size - 1;
+                } else {
+                    first = Long.parseLong(a);
+                    last = b.isEmpty() ? size - 1 : Math.min(Long.parseLong(b), size - 1);
+                    if (!b.isEmpty() && Long.parseLong(b) < first) {
+                        throw new GcsError(400, "invalid", "Malformed Range header: " + header);
+                    }
+                }
+                if (size == 0 && first == 0) {
+                    return null; // "bytes=0-" of an empty object: the (empty) whole
+                }
+                if (first >= size) {
+                    throw unsatisfiable(header, size);
+                }
+                return new ByteRange(first, last);
+            } catch (NumberFormatException e) {
+                throw new GcsError(400, "invalid", "Malformed Range header: " + header);
+            }
+        }
+
+        private static GcsError unsatisfiable(String header, int size) {
+            return new GcsError(416, "requestedRangeNotSatisfiable", "The requested range " + header
+                    + " cannot be satisfied for an object of " + size + " bytes.");
+        }
     }
 
     private static JsonObject parseJson(byte[] body) {
@@ -282,14 +450,14 @@ final class JsonApiHandler implements HttpHandler {
     }
 
     /** A reply ready to send. */
-    private record Reply(int status, String contentType, byte[] body) {
+    private record Reply(int status, String contentType, byte[] body, Map<String, String> headers) {
+
+        Reply(int status, String contentType, byte[] body) {
+            this(status, contentType, body, Map.of());
+        }
 
         static Reply json(int status, JsonObject json) {
             return new Reply(status, "application/json; charset=UTF-8", json.toString().getBytes(StandardCharsets.UTF_8));
-        }
-
-        static Reply bytes(byte[] content) {
-            return new Reply(200, "application/octet-stream", content);
         }
 
         static Reply empty(int status) {
@@ -300,6 +468,7 @@ final class JsonApiHandler implements HttpHandler {
             if (contentType != null) {
                 ex.getResponseHeaders().set("Content-Type", contentType);
             }
+            headers.forEach((k, v) -> ex.getResponseHeaders().set(k, v));
             if (body.length == 0) {
                 ex.sendResponseHeaders(status, -1);
                 return;

@@ -6,12 +6,9 @@ import com.google.gson.JsonObject;
 import com.google.gson.JsonPrimitive;
 
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -19,7 +16,6 @@ import java.util.NavigableMap;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import java.util.zip.CRC32C;
 
 /**
  * The emulator's state: buckets and the live generation of each object. Every mutation runs under
@@ -54,6 +50,9 @@ final class ObjectStore {
         final long generation;
         long metageneration;
         final byte[] content;
+        /** Base64 of the content's big-endian digests, computed once: the content never changes. */
+        final String md5;
+        final String crc32c;
         final Instant timeCreated;
         Instant updated;
         /** Writable metadata fields as JSON: contentType, cacheControl, metadata, contentEncoding, ... */
@@ -65,6 +64,8 @@ final class ObjectStore {
             this.generation = generation;
             this.metageneration = 1;
             this.content = content;
+            this.md5 = Hashes.md5(content);
+            this.crc32c = Hashes.crc32c(content);
             this.timeCreated = created;
             this.updated = created;
             this.fields = fields;
@@ -182,6 +183,7 @@ final class ObjectStore {
 
     JsonObject insert(String bucketName, String name, JsonObject fields, byte[] content, Preconditions pre) {
         validateName(name);
+        Hashes.checkMetadata(fields, content);
         synchronized (this) {
             Bucket b = bucket(bucketName);
             StoredObject current = b.objects.get(name);
@@ -201,10 +203,14 @@ final class ObjectStore {
         return toJson(o);
     }
 
-    synchronized byte[] content(String bucketName, String name, Long generation, Preconditions pre) {
+    /** The content of an object and its metadata, for a media download. */
+    record Media(byte[] content, JsonObject object) {
+    }
+
+    synchronized Media media(String bucketName, String name, Long generation, Preconditions pre) {
         StoredObject o = live(bucketName, name, generation);
         pre.check(o);
-        return o.content.clone();
+        return new Media(o.content, toJson(o)); // the content array is never written after creation
     }
 
     /** PATCH merges the given fields ({@code metadata} per key; a null key removes it); PUT ({@code replace}) replaces them. */
@@ -249,36 +255,21 @@ final class ObjectStore {
         touchWrite(bucketName, name);
     }
 
-    /** Objects whose name starts with {@code prefix}, in name order, at most {@code max} after {@code pageToken}. */
-    synchronized JsonObject list(String bucketName, String prefix, String pageToken, int max) {
+    /** One page of {@code objects.list}; see {@link ListQuery}. */
+    synchronized JsonObject list(String bucketName, ListQuery query, boolean allVersions) {
         Bucket b = bucket(bucketName);
-        String p = prefix == null ? "" : prefix;
-        NavigableMap<String, StoredObject> tail = pageToken == null ? b.objects.tailMap(p, true)
-                : b.objects.tailMap(new String(Base64.getUrlDecoder().decode(pageToken), StandardCharsets.UTF_8), false);
-        List<JsonObject> items = new ArrayList<>();
-        String last = null;
-        boolean more = false;
-        for (StoredObject o : tail.values()) {
-            if (!o.name.startsWith(p)) {
-                break;
-            }
-            if (items.size() == max) {
-                more = true;
-                break;
-            }
-            items.add(toJson(o));
-            last = o.name;
+        if (allVersions && isVersioned(b)) {
+            // Noncurrent generations are not kept, so listing them would silently miss objects.
+            throw new GcsError(501, "notImplemented", "The gcslock emulator does not keep noncurrent object "
+                    + "versions: versions=true is not implemented on bucket " + bucketName + ", which has versioning on.");
         }
-        JsonObject r = new JsonObject();
-        r.addProperty("kind", "storage#objects");
-        com.google.gson.JsonArray arr = new com.google.gson.JsonArray();
-        items.forEach(arr::add);
-        r.add("items", arr);
-        if (more) {
-            r.addProperty("nextPageToken", Base64.getUrlEncoder().withoutPadding()
-                    .encodeToString(last.getBytes(StandardCharsets.UTF_8)));
-        }
-        return r;
+        return query.run(b.objects, this::toJson);
+    }
+
+    private static boolean isVersioned(Bucket b) {
+        JsonElement v = b.resource.get("versioning");
+        return v != null && v.isJsonObject() && v.getAsJsonObject().has("enabled")
+                && v.getAsJsonObject().get("enabled").getAsBoolean();
     }
 
     // ---- helpers ----
@@ -319,7 +310,7 @@ final class ObjectStore {
         return o;
     }
 
-    private static void validateName(String name) {
+    static void validateName(String name) {
         if (name == null || name.isEmpty()) {
             throw new GcsError(400, "required", "Required field 'name' is missing.");
         }
@@ -375,8 +366,8 @@ final class ObjectStore {
         r.addProperty("contentType", "application/octet-stream");
         r.addProperty("storageClass", "STANDARD");
         r.addProperty("size", Integer.toString(o.content.length));
-        r.addProperty("md5Hash", md5(o.content));
-        r.addProperty("crc32c", crc32c(o.content));
+        r.addProperty("md5Hash", o.md5);
+        r.addProperty("crc32c", o.crc32c);
         r.addProperty("etag", Base64.getEncoder().encodeToString(
                 (o.generation + "/" + o.metageneration).getBytes(StandardCharsets.UTF_8)));
         r.addProperty("timeCreated", o.timeCreated.toString());
@@ -386,21 +377,5 @@ final class ObjectStore {
             r.add(e.getKey(), e.getValue().deepCopy());
         }
         return r;
-    }
-
-    static String crc32c(byte[] content) {
-        CRC32C c = new CRC32C();
-        c.update(content);
-        long v = c.getValue();
-        byte[] b = {(byte) (v >>> 24), (byte) (v >>> 16), (byte) (v >>> 8), (byte) v};
-        return Base64.getEncoder().encodeToString(b);
-    }
-
-    static String md5(byte[] content) {
-        try {
-            return Base64.getEncoder().encodeToString(MessageDigest.getInstance("MD5").digest(content));
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
-        }
     }
 }

@@ -5,8 +5,10 @@ package io.github.gcslock.test;
  * at one kind of request.
  */
 public enum Operation {
-    /** {@code objects.insert}: multipart or media upload. */
+    /** {@code objects.insert}: multipart or media upload, or the start of a resumable upload. */
     INSERT,
+    /** A request to a resumable upload session: a chunk (the last one creates the object), a status query, a cancel. */
+    UPLOAD,
     /** {@code objects.get}: metadata (or media with {@code alt=media}). */
     GET,
     /** {@code objects.patch}: metadata merge (also sent as POST with {@code X-HTTP-Method-Override: PATCH}). */
@@ -28,6 +30,6 @@ public enum Operation {
 
     /** Whether this operation changes an object (and so counts against the one-write-per-second limit). */
     public boolean isObjectWrite() {
-        return this == INSERT || this == PATCH || this == UPDATE || this == DELETE;
+        return this == INSERT || this == UPLOAD || this == PATCH || this == UPDATE || this == DELETE;
     }
 }
