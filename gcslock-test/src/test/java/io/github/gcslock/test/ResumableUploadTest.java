@@ -6,6 +6,7 @@ import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.BlobWriteSession;
+import com.google.cloud.storage.BlobWriteSessionConfigs;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import com.google.gson.JsonParser;
@@ -180,6 +181,34 @@ class ResumableUploadTest {
         BlobInfo result = session.getResult().get();
         assertThat(result.getSize()).isEqualTo(content.length);
         assertThat(storage.readAllBytes(BlobId.of(BUCKET, "session"))).isEqualTo(content);
+    }
+
+    @Test
+    void blobWriteSessionBufferedToDiskUploads(@TempDir Path dir) throws Exception {
+        byte[] content = randomBytes(CHUNK + 7);
+        Storage buffered = gcs.options().setBlobWriteSessionConfig(BlobWriteSessionConfigs.bufferToDiskThenUpload(dir))
+                .build().getService();
+        BlobWriteSession session = buffered.blobWriteSession(BlobInfo.newBuilder(BUCKET, "buffered").build(),
+                Storage.BlobWriteOption.doesNotExist());
+        try (WritableByteChannel ch = session.open()) {
+            writeInPieces(ch, content);
+        }
+        assertThat(session.getResult().get().getSize()).isEqualTo(content.length);
+        assertThat(storage.readAllBytes(BlobId.of(BUCKET, "buffered"))).isEqualTo(content);
+    }
+
+    @Test
+    void parallelCompositeUploadNeedsComposeWhichAnswers501() {
+        Storage pcu = gcs.options().setBlobWriteSessionConfig(BlobWriteSessionConfigs.parallelCompositeUpload())
+                .setRetrySettings(RetrySettings.newBuilder().setMaxAttempts(1).build()).build().getService();
+        BlobWriteSession session = pcu.blobWriteSession(BlobInfo.newBuilder(BUCKET, "pcu").build());
+        assertThatThrownBy(() -> {
+            try (WritableByteChannel ch = session.open()) {
+                ch.write(ByteBuffer.wrap(randomBytes(100)));
+            }
+            session.getResult().get();
+        }).satisfies(e -> assertThat(e).hasStackTraceContaining("501").hasStackTraceContaining("compose"));
+        assertThat(storage.get(BlobId.of(BUCKET, "pcu"))).isNull();
     }
 
     @Test
