@@ -88,7 +88,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
     private static final Duration MARGIN = Duration.ofMillis(825);
     private static final Duration OP_TIMEOUT = Duration.ofMillis(250);
     private static final double MAX_RATE = 1.2;
-    private static final String[] NAMES = {"alpha", "beta", "gamma", "delta"};
+    private static final String[] NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"};
     private static final int PROCESSES = 5;
     private static final int THREADS_EACH = 3;
     /** The least nemesis time of a run, so that every kind of event happens several times. */
@@ -188,7 +188,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         List<Future<?>> workers = new ArrayList<>();
         for (Process p : processes) {
             // One process runs more threads (so it holds several leases at once, on one refresher thread).
-            for (int t = 0; t < (p.index == 0 ? 2 * THREADS_EACH : THREADS_EACH); t++) {
+            for (int t = 0; t < (p.index == 0 ? 3 * THREADS_EACH : THREADS_EACH); t++) {
                 long workerSeed = random.nextLong();
                 Storage checker = gcs.storage(); // the shared endpoint: never partitioned
                 workers.add(pool.submit(() -> work(p, new Random(workerSeed), checker)));
@@ -359,11 +359,17 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         }
     }
 
-    /** For faults that bite holders (or waiters): mostly a process that has one now. */
-    private static Process pick(List<Process> processes, Random rnd, java.util.function.Predicate<Process> preferred) {
-        List<Process> candidates = processes.stream().filter(preferred).toList();
-        if (!candidates.isEmpty() && rnd.nextInt(4) != 0) {
-            return candidates.get(rnd.nextInt(candidates.size()));
+    /**
+     * For faults that bite holders (or waiters): mostly the process with the most of them now (several
+     * leases of one process cut off at once is what makes hung refreshes delay other leases' deadlines).
+     */
+    private static Process pick(List<Process> processes, Random rnd, java.util.function.ToIntFunction<Process> weight) {
+        if (rnd.nextInt(4) != 0) {
+            int most = processes.stream().mapToInt(weight).max().orElse(0);
+            List<Process> candidates = processes.stream().filter(p -> most > 0 && weight.applyAsInt(p) == most).toList();
+            if (!candidates.isEmpty()) {
+                return candidates.get(rnd.nextInt(candidates.size()));
+            }
         }
         return processes.get(rnd.nextInt(processes.size()));
     }
@@ -378,7 +384,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
                 gcs.faults().failNext(1 + rnd.nextInt(3), rnd.nextBoolean() ? 503 : 429);
             }
             int kind = rnd.nextInt(5);
-            Process p = pick(processes, rnd, kind == 1 ? q -> q.waiting.get() > 0 : q -> q.holding.get() > 0);
+            Process p = pick(processes, rnd, kind == 1 ? q -> q.waiting.get() : q -> q.holding.get());
             if (p.busy()) {
                 continue;
             }
