@@ -116,7 +116,7 @@ class ReliabilityTest extends EmulatorTestBase {
             bursts.get(10, TimeUnit.SECONDS);
             pool.shutdownNow();
         }
-        System.out.printf("RELIABILITY acquisitions=%d overlaps=%d fencing_regressions=%d faults_injected=%d lost_leases=%d%n",
+        System.out.printf("RELIABILITY-BASIC acquisitions=%d overlaps=%d fencing_regressions=%d faults_injected=%d lost_leases=%d%n",
                 history.acquisitions(), history.overlaps(), history.fencingRegressions(), gcs.faults().faultsInjected(),
                 history.lostLeases());
         assertThat(history.violations()).isEmpty();
