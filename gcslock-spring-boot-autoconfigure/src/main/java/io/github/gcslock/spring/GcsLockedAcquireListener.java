@@ -14,7 +14,8 @@ import java.time.Duration;
  * {@code refused} ({@code FAIL}: held elsewhere, {@code LockNotAcquiredException} thrown);
  * {@code timeout} ({@code WAIT}: {@code maxWait} ran out, {@code LockNotAcquiredException} thrown);
  * {@code interrupted} ({@link GcsLockInterruptedException} thrown); {@code error} (GCS could not be
- * asked, or kept failing until the wait ran out; the exception is thrown).
+ * asked, or kept failing until the wait ran out: the exception is thrown, except that a {@code SKIP}
+ * method does not run and the failure is logged).
  */
 public interface GcsLockedAcquireListener {
 

@@ -168,6 +168,41 @@ class GcsLockedContractTest {
         });
     }
 
+    @Test
+    void anInterruptDuringAGcsRequestOfTheWaitEndsItTheSameWay() {
+        runner().run(ctx -> {
+            Modes modes = ctx.getBean(Modes.class);
+            Lease held = other.tryAcquire("busy").orElseThrow();
+            AtomicReference<Throwable> thrown = new AtomicReference<>();
+            AtomicBoolean flagAfter = new AtomicBoolean();
+            java.util.concurrent.CountDownLatch inRequest = new java.util.concurrent.CountDownLatch(1);
+            Thread caller = new Thread(() -> {
+                try {
+                    modes.waitWithoutLimit();
+                } catch (Throwable t) {
+                    thrown.set(t);
+                    flagAfter.set(Thread.currentThread().isInterrupted());
+                }
+            }, "waiting-caller");
+            try {
+                // The interrupt arrives while the waiter's poll is inside a (slow) GCS request, not in its sleep.
+                SharedEmulator.GCS.faults().beforeNext(io.github.gcslock.test.Operation.GET, () -> {
+                    inRequest.countDown();
+                    GcsLockedAspectTest.sleep(500);
+                });
+                caller.start();
+                assertThat(inRequest.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+                caller.interrupt();
+                caller.join(10_000);
+                assertThat(caller.isAlive()).as("the wait ended").isFalse();
+            } finally {
+                held.release();
+            }
+            assertThat(thrown.get()).isInstanceOf(GcsLockInterruptedException.class);
+            assertThat(flagAfter).as("interrupt flag restored").isTrue();
+        });
+    }
+
     static class FailingSkippedListener implements ApplicationListener<GcsLockSkippedEvent> {
         final AtomicBoolean called = new AtomicBoolean();
 
