@@ -47,6 +47,10 @@ muts = [
  # issue 16 items 6 and 2 (engine side)
  ("listener Error releases the lease", E+'GcsLockRegistry.java', "        } catch (Error e) {", "        } catch (StackOverflowError e) {", "EngineSafetyRulesTest#anErrorThrownByAListenerWhileHandingOutALeaseReleasesIt"),
  ("heldLeases excludes releasing leases", E+'GcsLockRegistry.java', "if (!lease.isReleasing()) {\n                held.add(lease);", "if (true) {\n                held.add(lease);", "EngineSafetyRulesTest#aLeaseLeavesHeldLeasesWhenItsReleaseBegins"),
+ # issue 10 hole 4 and issue 16 item 3: deadlines and listeners never wait behind I/O or each other
+ ("deadline timer independent of refresh I/O", E+'LeaseRefresher.java', "lease.deadlineTask = deadlines.schedule(() -> {", "lease.deadlineTask = scheduler.schedule(() -> {", "EngineSafetyRulesTest#everyLostCallbackFiresBeforeTheTtlWhenRequestsHang"),
+ ("listeners off the refresher threads", E+'LockEventDispatcher.java', "        if (enqueue(lockName, event)) {\n            pool.execute(() -> drain(lockName));\n        }", "        if (enqueue(lockName, event)) {\n            drain(lockName);\n        }", "EngineSafetyRulesTest#aSlowListenerDoesNotDelayTheRefreshesOfAnotherLease"),
+ ("listener events in order per lock", E+'LockEventDispatcher.java', "            if (queue != null) {\n                queue.add(event);", "            if (queue != null && false) {\n                queue.add(event);", "EngineSafetyRulesTest#eventsOfOneLockArriveInOrderWhenAListenerIsSlow"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

@@ -34,7 +34,7 @@ final class GcsLease implements Lease {
     private final Instant acquiredAt;
     private final long deadlineSpanNanos;
     private final Duration ttl;
-    private final List<LeaseLostListener> listeners = new CopyOnWriteArrayList<>();
+    private final List<LostListener> listeners = new CopyOnWriteArrayList<>();
 
     /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
     final ReentrantLock io = new ReentrantLock();
@@ -136,9 +136,13 @@ final class GcsLease implements Lease {
 
     @Override
     public Lease onLost(LeaseLostListener listener) {
-        listeners.add(listener);
-        if (state == State.LOST || (state == State.RELEASED && lostReason != null)) {
-            notifyOne(listener, new LockLostException(name, generation, lostReason));
+        LostListener once = new LostListener(listener);
+        listeners.add(once);
+        if (lostReason != null) {
+            // Already lost: tell it now (on the listener threads, after the loss's own notification, which
+            // may or may not have seen it in the list: hence "once").
+            LockLostException ex = new LockLostException(name, generation, lostReason);
+            registry.dispatch(this, () -> once.tell(this, ex));
         }
         return this;
     }
@@ -235,18 +239,34 @@ final class GcsLease implements Lease {
         if (!releasing) {
             log.warn("{}", ex.getMessage());
         }
-        for (LeaseLostListener l : listeners) {
-            notifyOne(l, ex);
-        }
-        registry.notifyLost(this, ex);
+        // The transition is done; the callbacks run on the listener threads, so that the deadline timer
+        // and the refresher never wait for a listener (an alert sent over HTTP) — rules 11 and 20.
+        registry.notifyLost(this, ex, () -> {
+            for (LostListener l : listeners) {
+                l.tell(this, ex);
+            }
+        });
         return true;
     }
 
-    private void notifyOne(LeaseLostListener l, LockLostException ex) {
-        try {
-            l.leaseLost(this, ex);
-        } catch (RuntimeException e) {
-            log.warn("lease-lost listener of lock '{}' threw; ignored", name, e);
+    /** A listener given to {@link #onLost}, told at most once. */
+    private final class LostListener {
+        private final LeaseLostListener listener;
+        private final java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+
+        LostListener(LeaseLostListener listener) {
+            this.listener = listener;
+        }
+
+        void tell(Lease lease, LockLostException ex) {
+            if (!told.compareAndSet(false, true)) {
+                return;
+            }
+            try {
+                listener.leaseLost(lease, ex);
+            } catch (RuntimeException e) {
+                log.warn("lease-lost listener of lock '{}' threw; ignored", name, e);
+            }
         }
     }
 }

@@ -76,6 +76,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final GcsTimeEstimator gcsTime;
     private final LeaseRefresher refresher;
     private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
+    /** Runs listener callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
+    private final LockEventDispatcher events = new LockEventDispatcher();
     private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
     private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
@@ -636,9 +638,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 // slot, so this never evicts a slot someone is about to own.
                 slots.computeIfPresent(lease.name(), (n, current) -> current.idle() ? null : current);
             }
-            for (LockEventListener l : listeners) {
-                safely(() -> l.released(lease));
-            }
+            // Raised on the releasing thread (a caller's, or the refresher's for a delayed release): run
+            // there only if it is not an engine thread, and always after the lock's earlier events.
+            events.dispatchOrRunHere(lease.name(), () -> {
+                for (LockEventListener l : listeners) {
+                    safely(() -> l.released(lease));
+                }
+            });
         }
     }
 
@@ -930,22 +936,39 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 me.owner().equals(LockObject.owner(b)) && leaseId != null && liveByLeaseId.containsKey(leaseId));
     }
 
-    void notifyLost(GcsLease lease, LockLostException reason) {
-        for (LockEventListener l : listeners) {
-            safely(() -> l.lost(lease, reason));
-        }
+    /**
+     * Tells the lease's own lost listeners ({@code leaseListeners}) and then the registry's, on the
+     * listener threads: never on the refresher or the deadline timer, which must not wait for a slow
+     * listener (rule 20), nor on a caller's {@code isHealthy()} check.
+     */
+    void notifyLost(GcsLease lease, LockLostException reason, Runnable leaseListeners) {
+        events.dispatch(lease.name(), () -> {
+            leaseListeners.run();
+            for (LockEventListener l : listeners) {
+                safely(() -> l.lost(lease, reason));
+            }
+        });
+    }
+
+    /** Runs {@code event} on the listener threads after the earlier events of {@code lease}'s lock. */
+    void dispatch(GcsLease lease, Runnable event) {
+        events.dispatch(lease.name(), event);
     }
 
     void notifyRefreshed(GcsLease lease) {
-        for (LockEventListener l : listeners) {
-            safely(() -> l.refreshed(lease));
-        }
+        events.dispatch(lease.name(), () -> {
+            for (LockEventListener l : listeners) {
+                safely(() -> l.refreshed(lease));
+            }
+        });
     }
 
     void notifyRefreshFailed(GcsLease lease, Exception e) {
-        for (LockEventListener l : listeners) {
-            safely(() -> l.refreshFailed(lease, e));
-        }
+        events.dispatch(lease.name(), () -> {
+            for (LockEventListener l : listeners) {
+                safely(() -> l.refreshFailed(lease, e));
+            }
+        });
     }
 
     private void notifyNotAcquired(String name, LockInfo holder) {

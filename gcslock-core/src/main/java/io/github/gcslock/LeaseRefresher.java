@@ -31,6 +31,12 @@ final class LeaseRefresher implements AutoCloseable {
     private final Duration interval;
     private final int maxFailures;
     private final ScheduledThreadPoolExecutor scheduler;
+    /**
+     * Declares leases LOST at their deadline. Its own thread, which never does I/O nor waits for a lock
+     * an I/O call holds: a refresh hanging for the whole operation timeout on every refresher thread
+     * must not delay any lease's LOST transition past its deadline (rule 11).
+     */
+    private final ScheduledThreadPoolExecutor deadlines;
 
     /** Time between refreshes of one lease. */
     Duration interval() {
@@ -44,12 +50,19 @@ final class LeaseRefresher implements AutoCloseable {
         this.maxFailures = maxFailures;
         AtomicInteger n = new AtomicInteger();
         ThreadFactory tf = r -> {
-            Thread t = new Thread(r, "gcslock-refresh-" + n.incrementAndGet());
+            Thread t = new Thread(LockEventDispatcher.engineThread(r), "gcslock-refresh-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
         this.scheduler = new ScheduledThreadPoolExecutor(threads, tf);
         this.scheduler.setRemoveOnCancelPolicy(true);
+        ThreadFactory deadlineThreads = r -> {
+            Thread t = new Thread(LockEventDispatcher.engineThread(r), "gcslock-deadline");
+            t.setDaemon(true);
+            return t;
+        };
+        this.deadlines = new ScheduledThreadPoolExecutor(1, deadlineThreads);
+        this.deadlines.setRemoveOnCancelPolicy(true);
     }
 
     void start(GcsLease lease) {
@@ -83,11 +96,11 @@ final class LeaseRefresher implements AutoCloseable {
     }
 
     private void armDeadline(GcsLease lease) {
-        if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || scheduler.isShutdown()) {
+        if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || deadlines.isShutdown()) {
             return;
         }
         long delay = lease.deadlineNanos() - registry.nanoTime();
-        lease.deadlineTask = scheduler.schedule(() -> {
+        lease.deadlineTask = deadlines.schedule(() -> {
             if (lease.isReleasing() || lease.state() != GcsLease.State.ACTIVE) {
                 return;
             }
@@ -141,6 +154,9 @@ final class LeaseRefresher implements AutoCloseable {
                 return;
             }
             registry.observe(after);
+            if (lease.state() != GcsLease.State.ACTIVE) {
+                return; // declared lost while this PATCH hung (the deadline passed): LOST is final
+            }
             if (!registry.isOurs(after, lease.leaseId())) {
                 // Cannot happen with both preconditions, but the reply is the authority.
                 lease.markLost("lock object now belongs to " + LockObject.owner(after));
@@ -211,5 +227,6 @@ final class LeaseRefresher implements AutoCloseable {
     @Override
     public void close() {
         scheduler.shutdownNow();
+        deadlines.shutdownNow();
     }
 }

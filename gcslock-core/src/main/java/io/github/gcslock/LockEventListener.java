@@ -2,8 +2,19 @@ package io.github.gcslock;
 
 /**
  * Told about what the registry does, for metrics, events and logs. Every method has an empty default.
- * Called on the thread that did the work (a caller's, or the refresh scheduler's): keep it short
- * and do not throw (exceptions are logged and ignored).
+ *
+ * <p>Threads: {@link #acquireFinished}, {@link #acquired}, {@link #notAcquired} and {@link #tookOver}
+ * run on the thread that asked for the lock, before its call returns. {@link #refreshed},
+ * {@link #refreshFailed} and {@link #lost} run on the registry's listener threads, never on the threads
+ * that refresh leases or enforce deadlines, so a slow listener (an alert sent over HTTP) delays no
+ * lease's refresh nor its LOST transition. {@link #released} runs on the releasing thread when that is
+ * an application thread and nothing of the lock is still being reported, else on a listener thread.
+ * The events of one lock are delivered one at a time, in the order they happened; a slow listener of
+ * one lock does not delay the events of another.
+ *
+ * <p>Exceptions thrown by a listener are logged and ignored, except an {@link Error} thrown by
+ * {@link #acquired}: the lease is then released and the Error reaches the caller (a lease whose
+ * hand-out failed is never left held).
  */
 public interface LockEventListener {
 

@@ -181,7 +181,8 @@ class AlgorithmRulesTest extends EmulatorTestBase {
         storage.delete(BlobId.of(BUCKET, "gcslock/job"));
         await().atMost(Duration.ofSeconds(2)).until(() -> !lease.isHealthy());
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("deleted"));
-        assertThat(told).singleElement().satisfies(m -> assertThat(m).contains("'job'"));
+        await().atMost(Duration.ofSeconds(2)).untilAsserted( // told on a listener thread
+                () -> assertThat(told).singleElement().satisfies(m -> assertThat(m).contains("'job'")));
         org.assertj.core.api.Assertions.assertThatThrownBy(lease::checkHealthy).isInstanceOf(LockLostException.class);
     }
 

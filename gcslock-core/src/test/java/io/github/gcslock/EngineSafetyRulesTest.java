@@ -5,8 +5,14 @@ import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -262,5 +268,114 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         }
         release.get(5, TimeUnit.SECONDS);
         assertThat(object("job")).isNull();
+    }
+
+    // ---------------------------------------------------------------- deadlines and listeners independent of I/O
+
+    /**
+     * Interleaving (lost notifications after the TTL): twelve leases of one registry; then every request
+     * to GCS hangs for longer than the TTL. The deadline tasks shared the refresher's two threads with
+     * the refresh calls, which block for the whole operation timeout, so they queued behind them: onLost,
+     * the lost event and the WARN line came about twice the TTL after the last refresh — after another
+     * process may already have taken the lock over and started the same work.
+     *
+     * <p>Rule: the LOST transition happens on a timer that never waits behind I/O, and its callbacks run
+     * on the listener threads, so each fires before the TTL has passed in GCS time since the lease's last
+     * write (the emulator's clock is GCS time here; {@code expiresAt()} is that write's {@code updated} + TTL).
+     */
+    @Test
+    void everyLostCallbackFiresBeforeTheTtlWhenRequestsHang() {
+        int count = 12;
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(300))
+                .safetyMargin(Duration.ofMillis(800)).operationTimeout(Duration.ofSeconds(10)));
+        Map<String, Instant> toldAt = new ConcurrentHashMap<>();
+        Map<String, Instant> expiresAt = new ConcurrentHashMap<>();
+        Map<String, Instant> eventAt = new ConcurrentHashMap<>();
+        r.addListener(new LockEventListener() {
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                eventAt.put(lease.name(), Instant.now());
+            }
+        });
+        List<Lease> leases = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            Lease lease = r.tryAcquire("job-" + i).orElseThrow();
+            lease.onLost((l, e) -> {
+                toldAt.put(l.name(), Instant.now()); // GCS time: the emulator writes updated from this clock
+                expiresAt.put(l.name(), l.expiresAt());
+            });
+            leases.add(lease);
+        }
+        gcs.faults().latency(Duration.ofSeconds(6), Duration.ofSeconds(6)); // GCS hangs past the TTL
+        await().atMost(Duration.ofSeconds(10)).until(() -> toldAt.size() == count && eventAt.size() == count);
+        for (Lease lease : leases) {
+            assertThat(toldAt.get(lease.name())).as("onLost of " + lease.name()).isBefore(expiresAt.get(lease.name()));
+            assertThat(eventAt.get(lease.name())).as("lost event of " + lease.name()).isBefore(expiresAt.get(lease.name()));
+            assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("no refresh was confirmed"));
+        }
+    }
+
+    /**
+     * Interleaving (issue 16 item 3): a lost-lease listener that sends an alert over HTTP (blocks for
+     * seconds) ran on a refresher thread while holding that lease's I/O lock. Two such losses blocked
+     * both refresher threads, and an untouched, healthy lease missed its refreshes and was declared lost.
+     *
+     * <p>Rule: listeners run on their own threads (in order per lock), never on the threads that refresh
+     * leases or enforce deadlines; a slow listener delays no other lease.
+     */
+    @Test
+    void aSlowListenerDoesNotDelayTheRefreshesOfAnotherLease() {
+        CountDownLatch alertSent = new CountDownLatch(1);
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                try {
+                    alertSent.await(10, TimeUnit.SECONDS); // an alert over a slow network
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }));
+        Lease a1 = r.tryAcquire("a1").orElseThrow();
+        Lease a2 = r.tryAcquire("a2").orElseThrow();
+        Lease healthy = r.tryAcquire("b").orElseThrow();
+        try {
+            storage.delete(object("a1").getBlobId()); // an administrator removes two locks: both leases are lost
+            storage.delete(object("a2").getBlobId());
+            await().atMost(Duration.ofSeconds(3)).until(() -> !a1.isHealthy() && !a2.isHealthy());
+            long before = object("b").getMetageneration();
+            await().atMost(Duration.ofSeconds(3)).until(() -> object("b").getMetageneration() >= before + 3);
+            assertThat(healthy.isHealthy()).as(healthy.lostReason().orElse("healthy")).isTrue();
+        } finally {
+            alertSent.countDown();
+        }
+    }
+
+    /**
+     * The events of one lock arrive in the order they were raised, even when a listener is slow: a
+     * release raised on the caller's thread while the lost event still runs on a listener thread waits
+     * behind it.
+     */
+    @Test
+    void eventsOfOneLockArriveInOrderWhenAListenerIsSlow() {
+        List<String> seen = new CopyOnWriteArrayList<>();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                sleep(300);
+                seen.add("lost");
+            }
+
+            @Override
+            public void released(Lease lease) {
+                seen.add("released");
+            }
+        }));
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        storage.delete(object("job").getBlobId());
+        await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        lease.release();
+        await().atMost(Duration.ofSeconds(3)).until(() -> seen.size() == 2);
+        assertThat(seen).containsExactly("lost", "released");
     }
 }

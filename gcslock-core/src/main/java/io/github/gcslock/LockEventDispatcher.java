@@ -1,0 +1,118 @@
+package io.github.gcslock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayDeque;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Runs listener callbacks (registry listeners and {@link Lease#onLost} listeners) in order per lock
+ * name, and never on the threads that refresh leases or enforce deadlines.
+ *
+ * <p>Why: a listener that blocks (an alert sent over HTTP on a lost lease, a Spring event listener)
+ * used to run on one of the refresher's few threads while the lease's I/O lock was held, so a single
+ * slow listener made other, healthy leases miss their refreshes and be declared lost; and a deadline
+ * could not fire while such a listener ran.
+ *
+ * <p>How: each lock name has a queue, drained by a thread of this dispatcher's own pool — except a
+ * release raised on an application thread, which that thread reports itself when nothing of the same
+ * lock is pending (else it is queued behind what is). At most one thread drains a lock's queue at a time,
+ * so the events of one lock are seen in the order they were raised, while a slow listener of one lock
+ * never delays another lock's events (the pool grows as needed; its threads die when idle).
+ */
+final class LockEventDispatcher {
+
+    private static final Logger log = LoggerFactory.getLogger(LockEventDispatcher.class);
+
+    /** Set on the refresher's and the deadline timer's threads: events raised there go to the pool. */
+    private static final ThreadLocal<Boolean> ENGINE_THREAD = new ThreadLocal<>();
+
+    private final ThreadPoolExecutor pool;
+    /** Lock name → events not yet run; present while a thread drains it. Guarded by {@code this}. */
+    private final Map<String, ArrayDeque<Runnable>> pending = new HashMap<>();
+
+    LockEventDispatcher() {
+        AtomicInteger n = new AtomicInteger();
+        ThreadFactory tf = r -> {
+            Thread t = new Thread(r, "gcslock-events-" + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+        this.pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), tf);
+    }
+
+    /** Wraps the body of an engine thread (refresher, deadline timer) so events it raises go to the pool. */
+    static Runnable engineThread(Runnable body) {
+        return () -> {
+            ENGINE_THREAD.set(Boolean.TRUE);
+            body.run();
+        };
+    }
+
+    static boolean onEngineThread() {
+        return ENGINE_THREAD.get() != null;
+    }
+
+    /** Runs {@code event} on this dispatcher's threads, after every earlier event of {@code lockName}. */
+    void dispatch(String lockName, Runnable event) {
+        if (enqueue(lockName, event)) {
+            pool.execute(() -> drain(lockName));
+        }
+    }
+
+    /**
+     * Runs {@code event} after every earlier event of {@code lockName}: on the calling thread when it is an
+     * application thread and nothing of that lock is pending (so a caller's release is reported before
+     * its call returns, as before), otherwise on this dispatcher's threads.
+     */
+    void dispatchOrRunHere(String lockName, Runnable event) {
+        if (enqueue(lockName, event)) {
+            if (onEngineThread()) {
+                pool.execute(() -> drain(lockName));
+            } else {
+                drain(lockName);
+            }
+        }
+    }
+
+    /** Queues {@code event}; true if the caller must start draining (no thread drains this lock now). */
+    private boolean enqueue(String lockName, Runnable event) {
+        synchronized (this) {
+            ArrayDeque<Runnable> queue = pending.get(lockName);
+            if (queue != null) {
+                queue.add(event); // a thread is draining this lock's events: it runs this one after them
+                return false;
+            }
+            queue = new ArrayDeque<>();
+            queue.add(event);
+            pending.put(lockName, queue);
+            return true;
+        }
+    }
+
+    private void drain(String lockName) {
+        while (true) {
+            Runnable next;
+            synchronized (this) {
+                ArrayDeque<Runnable> queue = pending.get(lockName);
+                next = queue.poll();
+                if (next == null) {
+                    pending.remove(lockName);
+                    return;
+                }
+            }
+            try {
+                next.run();
+            } catch (Throwable t) { // an Error too: the remaining events of this lock must still run
+                log.warn("a listener of lock '{}' threw; ignored", lockName, t);
+            }
+        }
+    }
+}
