@@ -14,6 +14,11 @@ import java.lang.reflect.Method;
  */
 public class GcsLockInterruptedException extends GcsLockException {
 
+    /**
+     * @param lockName the lock that was being waited for
+     * @param method   the annotated method that did not run
+     * @param cause    the interrupt
+     */
     public GcsLockInterruptedException(String lockName, Method method, InterruptedException cause) {
         super(lockName, "interrupted while waiting for lock '" + lockName + "' of @GcsLocked "
                 + LockNameResolver.describe(method) + "; the method did not run", cause);

@@ -23,6 +23,7 @@ import org.springframework.core.Ordered;
  */
 public class GcsLockedBeanPostProcessor extends AbstractBeanFactoryAwareAdvisingPostProcessor {
 
+    /** @param advisor the {@link GcsLocked} advisor (pointcut and interceptor) to apply; its order places it among others */
     public GcsLockedBeanPostProcessor(Advisor advisor) {
         this.advisor = advisor;
     }
