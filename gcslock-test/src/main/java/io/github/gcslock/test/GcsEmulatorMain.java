@@ -50,7 +50,16 @@ public final class GcsEmulatorMain {
             System.out.println(USAGE);
             return;
         }
-        GcsEmulator emulator = start(options, System.out);
+        GcsEmulator emulator;
+        try {
+            emulator = start(options, System.out);
+        } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
+            // e.g. the port is taken or the host unknown: one line, not a stack trace
+            System.err.println("gcs emulator: " + e.getMessage()
+                    + (e.getCause() != null ? ": " + e.getCause().getMessage() : ""));
+            System.exit(1);
+            return;
+        }
         Runtime.getRuntime().addShutdownHook(new Thread(emulator::close, "gcs-emulator-shutdown"));
         new CountDownLatch(1).await();
     }

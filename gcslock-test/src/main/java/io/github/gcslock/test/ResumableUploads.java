@@ -39,7 +39,8 @@ final class ResumableUploads {
         final JsonObject fields;
         final ObjectStore.Preconditions preconditions;
         final Long declaredLength;
-        final ByteArrayOutputStream content = new ByteArrayOutputStream();
+        /** Replaced by an empty stream when the session ends: reset() would keep the buffer. */
+        ByteArrayOutputStream content = new ByteArrayOutputStream();
         JsonObject result;
         boolean cancelled;
 
@@ -74,7 +75,7 @@ final class ResumableUploads {
             if (s.result != null) {
                 // The object exists already: GCS answers every later PUT (a retried final chunk, a status
                 // query) with the object, so a client whose final reply was lost can learn it succeeded.
-                return new Progress(s.content.size(), s.result.deepCopy());
+                return new Progress(s.result.get("size").getAsLong(), s.result.deepCopy());
             }
             ContentRange range = ContentRange.parse(contentRange, body.length);
             long persisted = s.content.size();
@@ -111,6 +112,7 @@ final class ResumableUploads {
             }
             Hashes.checkHashHeader(hashHeader, content);
             s.result = store.insert(s.bucket, s.name, s.fields, content, s.preconditions);
+            s.content = new ByteArrayOutputStream(0); // the object holds the bytes now; the session keeps only its reply
             return new Progress(content.length, s.result.deepCopy());
         }
     }
@@ -123,7 +125,7 @@ final class ResumableUploads {
                 throw new GcsError(400, "invalid", "upload " + uploadId + " is complete and cannot be cancelled");
             }
             s.cancelled = true;
-            s.content.reset();
+            s.content = new ByteArrayOutputStream(0);
         }
     }
 
