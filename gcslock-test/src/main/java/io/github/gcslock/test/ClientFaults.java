@@ -46,6 +46,7 @@ public final class ClientFaults {
     private final Object healed = new Object();
     private volatile Partition partition;
     private Partition armed;
+    private java.util.Set<Operation> armedFor;
     /** Counts heals, so a request held by one partition is released even if another starts at once. */
     private long heals;
     private final AtomicInteger slowReplies = new AtomicInteger();
@@ -71,13 +72,16 @@ public final class ClientFaults {
     }
 
     /**
-     * Starts a partition in the middle of the client's next request: that request is processed (it
-     * commits) but its reply is lost, and every later request meets the partition {@code mode} until
-     * {@link #heal()}. The client cannot tell whether that request happened.
+     * Starts a partition in the middle of the client's next request of one of {@code operations} (of any
+     * operation when none is given): that request is processed (it commits) but its reply is lost, and
+     * every later request meets the partition {@code mode} until {@link #heal()}. The client cannot tell
+     * whether that request happened. Requests before it are served normally.
      */
-    public ClientFaults partitionAfterNextRequest(Partition mode) {
+    public ClientFaults partitionAfterNextRequest(Partition mode, Operation... operations) {
         synchronized (healed) {
             this.armed = java.util.Objects.requireNonNull(mode, "mode");
+            this.armedFor = operations.length == 0 ? java.util.EnumSet.allOf(Operation.class)
+                    : java.util.EnumSet.of(operations[0], operations);
         }
         return this;
     }
@@ -137,9 +141,9 @@ public final class ClientFaults {
      * closes the connection without a reply), or process it and lose its reply. Blocks while a HANG or
      * DELAY lasts.
      */
-    Admission admit() throws InterruptedException {
+    Admission admit(Operation op) throws InterruptedException {
         synchronized (healed) {
-            if (armed != null) {
+            if (armed != null && partition == null && armedFor.contains(op)) {
                 partition = armed;
                 armed = null;
                 partitionedRequests.incrementAndGet();

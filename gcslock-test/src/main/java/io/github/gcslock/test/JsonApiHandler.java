@@ -58,7 +58,7 @@ final class JsonApiHandler implements HttpHandler {
             }
             faults.count(req.op);
             ClientFaults client = faults.clientAt(exchange.getLocalAddress().getPort());
-            ClientFaults.Admission admission = client == null ? ClientFaults.Admission.PROCESS : client.admit();
+            ClientFaults.Admission admission = client == null ? ClientFaults.Admission.PROCESS : client.admit(req.op);
             if (admission == ClientFaults.Admission.REFUSE) {
                 return; // partitioned: the request never reached us, and the client gets no reply
             }

@@ -122,4 +122,15 @@ class ClientFaultsTest {
         gcs.faults().client("a").heal();
         a.create(object("y"), new byte[0]);
     }
+
+    @Test
+    void aPartitionMidRequestCanWaitForTheNextRequestOfOneOperation() {
+        Storage a = client("a", Duration.ofSeconds(2));
+        a.create(object("x"), new byte[0]);
+        gcs.faults().client("a").partitionAfterNextRequest(ClientFaults.Partition.FAIL, Operation.INSERT);
+        assertThat(a.get(BlobId.of(BUCKET, "x"))).as("a read before the create is served").isNotNull();
+        assertThatThrownBy(() -> a.create(object("y"), new byte[0])).isInstanceOf(StorageException.class);
+        assertThat(gcs.storage().get(BlobId.of(BUCKET, "y"))).as("the create committed").isNotNull();
+        assertThatThrownBy(() -> a.get(BlobId.of(BUCKET, "x"))).isInstanceOf(StorageException.class);
+    }
 }
