@@ -51,6 +51,9 @@ muts = [
  ("deadline timer independent of refresh I/O", E+'LeaseRefresher.java', "lease.deadlineTask = deadlines.schedule(() -> {", "lease.deadlineTask = scheduler.schedule(() -> {", "EngineSafetyRulesTest#everyLostCallbackFiresBeforeTheTtlWhenRequestsHang"),
  ("listeners off the refresher threads", E+'LockEventDispatcher.java', "        if (enqueue(lockName, event)) {\n            pool.execute(() -> drain(lockName));\n        }", "        if (enqueue(lockName, event)) {\n            drain(lockName);\n        }", "EngineSafetyRulesTest#aSlowListenerDoesNotDelayTheRefreshesOfAnotherLease"),
  ("listener events in order per lock", E+'LockEventDispatcher.java', "            if (queue != null) {\n                queue.add(event);", "            if (queue != null && false) {\n                queue.add(event);", "EngineSafetyRulesTest#eventsOfOneLockArriveInOrderWhenAListenerIsSlow"),
+ # issue 10 "fencing tokens": a generation not greater than one seen before for the name is reported
+ ("fencing regression reported", E+'GcsLockRegistry.java', "if (before != null && (lease.fencingToken() < before.generation()", "if (false && (lease.fencingToken() < before.generation()", "EngineSafetyRulesTest#anAcquisitionWhoseFencingTokenDidNotIncreaseIsReported"),
+ ("fencing: adopted object is no regression", E+'GcsLockRegistry.java', "(lease.fencingToken() == before.generation() && !lease.leaseId().equals(before.leaseId()))", "(lease.fencingToken() == before.generation())", "EngineSafetyRulesTest#adoptingOurOwnCreateIsNotAFencingRegression"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

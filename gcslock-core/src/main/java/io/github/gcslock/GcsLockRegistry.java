@@ -80,6 +80,21 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final LockEventDispatcher events = new LockEventDispatcher();
     private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
     private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
+    /**
+     * Per lock name, the highest generation this process has seen (with its lease id), to detect a
+     * fencing token that does not increase (rule 18): GCS documents generations as unique, not as
+     * increasing. Bounded: the least recently used names are forgotten (names may be per tenant).
+     */
+    private final Map<String, SeenGeneration> highestGenerationSeen = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, SeenGeneration> eldest) {
+            return size() > MAX_REMEMBERED_GENERATIONS;
+        }
+    };
+    private static final int MAX_REMEMBERED_GENERATIONS = 10_000;
+
+    private record SeenGeneration(long generation, String leaseId) {
+    }
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
     private final GcsDistributedLock.Holds lockViewHolds = new GcsDistributedLock.Holds();
     private volatile boolean closed;
@@ -556,7 +571,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             throw closedException(lease.name());
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
+        SeenGeneration before = recordGeneration(lease.name(), lease.fencingToken(), lease.leaseId());
         try {
+            if (before != null && (lease.fencingToken() < before.generation()
+                    || (lease.fencingToken() == before.generation() && !lease.leaseId().equals(before.leaseId())))) {
+                // Equal is fine only for the very object we read before adopting it (same lease id).
+                log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
+                        + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
+                        + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before.generation());
+                for (LockEventListener l : listeners) {
+                    safely(() -> l.fencingTokenRegression(lease, before.generation()));
+                }
+            }
             for (LockEventListener l : listeners) {
                 safely(() -> l.acquired(lease));
             }
@@ -924,10 +950,27 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return me.owner().equals(LockObject.owner(b)) && leaseId.equals(LockObject.leaseId(b));
     }
 
+    /**
+     * Remembers that {@code name} was seen with {@code generation} (kept if higher than what was seen
+     * before); returns what was remembered before this call.
+     */
+    private SeenGeneration recordGeneration(String name, long generation, String leaseId) {
+        synchronized (highestGenerationSeen) {
+            SeenGeneration before = highestGenerationSeen.get(name);
+            if (before == null || generation > before.generation()) {
+                highestGenerationSeen.put(name, new SeenGeneration(generation, leaseId));
+            }
+            return before;
+        }
+    }
+
     LockInfo info(String name, Blob b) {
         Duration objectTtl = LockObject.ttl(b, ttl);
         Instant updated = LockObject.updated(b);
         String leaseId = LockObject.leaseId(b);
+        if (b.getGeneration() != null) {
+            recordGeneration(name, b.getGeneration(), leaseId);
+        }
         return new LockInfo(name, b.getName(), LockObject.owner(b), leaseId, LockObject.meta(b, LockObject.HOST),
                 LockObject.meta(b, LockObject.PID), LockObject.meta(b, LockObject.APP), LockObject.meta(b, LockObject.THREAD),
                 LockObject.instant(b, LockObject.ACQUIRED_AT), updated, LockObject.instant(b, LockObject.EXPIRES), objectTtl,

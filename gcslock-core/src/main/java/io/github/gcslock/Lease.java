@@ -18,7 +18,14 @@ public interface Lease extends AutoCloseable {
     /** The lock's name, as given to the registry. */
     String name();
 
-    /** The fencing token: the lock object's GCS generation. It grows for every new acquisition of this name. */
+    /**
+     * The fencing token: the lock object's GCS generation. Guaranteed: unique per object version (GCS
+     * documents this), so two leases of one name never share a token, and it does not change while the
+     * lease lives. Not guaranteed: that a later lease's token is larger — GCS does not document that
+     * generations increase, though in practice they are increasing microsecond timestamps. The registry
+     * logs a WARN and tells {@link LockEventListener#fencingTokenRegression} when it sees a token that is
+     * not greater than one it saw before for the name.
+     */
     long fencingToken();
 
     /** The random id of this acquisition, stored in the lock object. */

@@ -41,6 +41,16 @@ public interface LockEventListener {
     default void acquired(Lease lease) {
     }
 
+    /**
+     * This process acquired {@code lease} with a fencing token (the object's GCS generation) not greater
+     * than {@code highestSeenBefore}, a generation it saw earlier for the same name. GCS documents
+     * generations as unique, not as increasing, so this is possible in principle; a fenced resource that
+     * refuses tokens below the last it accepted would refuse this holder's writes (safe, but worth an
+     * alert). Runs on the acquiring thread, before {@link #acquired}. Logged at WARN as well.
+     */
+    default void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+    }
+
     /** An attempt ended without the lock because someone else holds it. */
     default void notAcquired(String name, LockInfo holder) {
     }

@@ -378,4 +378,64 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         await().atMost(Duration.ofSeconds(3)).until(() -> seen.size() == 2);
         assertThat(seen).containsExactly("lost", "released");
     }
+
+    // ---------------------------------------------------------------- fencing tokens
+
+    /**
+     * GCS documents generations as unique, not as increasing. Interleaving this process can see: it
+     * held a name with generation G, and later acquires the same name with a generation not greater
+     * than G (here: the storage behind the same endpoint restarted with its clock an hour behind, so its
+     * microsecond-timestamp generations went back). A fenced resource that refuses tokens below the last
+     * it accepted would refuse the new holder's writes without anyone knowing why.
+     *
+     * <p>Rule: an acquisition whose generation is not greater than one seen before for the name logs a
+     * WARN and tells the listeners ({@code fencingTokenRegression}); the lease is still handed out.
+     */
+    @Test
+    void anAcquisitionWhoseFencingTokenDidNotIncreaseIsReported() {
+        List<long[]> regressions = new CopyOnWriteArrayList<>();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+                regressions.add(new long[] {lease.fencingToken(), highestSeenBefore});
+            }
+        }));
+        Lease first = r.tryAcquire("job").orElseThrow();
+        long firstToken = first.fencingToken();
+        first.release();
+        Lease again = r.tryAcquire("job").orElseThrow(); // generations increased: nothing to report
+        long secondToken = again.fencingToken();
+        again.release();
+        assertThat(regressions).isEmpty();
+
+        int port = gcs.port();
+        gcs.close();
+        gcs = io.github.gcslock.test.GcsEmulator.start(port); // same endpoint, fresh state
+        gcs.createBucket(BUCKET);
+        gcs.faults().clockOffset(Duration.ofHours(-1)); // its generations are an hour's microseconds lower
+
+        Lease third = r.tryAcquire("job").orElseThrow();
+        assertThat(third.fencingToken()).isLessThan(secondToken).isLessThan(firstToken);
+        assertThat(regressions).singleElement().satisfies(x -> {
+            assertThat(x[0]).isEqualTo(third.fencingToken());
+            assertThat(x[1]).isEqualTo(secondToken);
+        });
+        assertThat(third.isHealthy()).isTrue();
+    }
+
+    /** Adopting our own create after a lost reply (the generation we read is the one we hold) is no regression. */
+    @Test
+    void adoptingOurOwnCreateIsNotAFencingRegression() {
+        AtomicInteger regressions = new AtomicInteger();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+                regressions.incrementAndGet();
+            }
+        }));
+        gcs.faults().dropNextReply(Operation.INSERT);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        assertThat(lease.fencingToken()).isEqualTo(object("job").getGeneration());
+        assertThat(regressions).hasValue(0);
+    }
 }

@@ -15,7 +15,8 @@ import java.time.Duration;
 /**
  * Micrometer meters of the lock registry: {@code gcslock.acquire} (timer, tag {@code outcome}, see below),
  * {@code gcslock.refresh} (counter, tag {@code outcome} = success, failure), {@code gcslock.lost},
- * {@code gcslock.takeover}. The {@code gcslock.held} gauge is bound separately. Lock names are not tags:
+ * {@code gcslock.takeover}, {@code gcslock.fencing.regression} (an acquisition whose fencing token was not
+ * greater than one seen before for the lock: alert on it). The {@code gcslock.held} gauge is bound separately. Lock names are not tags:
  * per-tenant names would explode cardinality.
  *
  * <p>{@code gcslock.acquire} outcomes, one per acquisition (nested holds are not counted). For a
@@ -33,6 +34,7 @@ public class GcsLockMetrics implements LockEventListener, GcsLockedAcquireListen
     private final Counter refreshFailure;
     private final Counter lost;
     private final Counter takeover;
+    private final Counter fencingRegression;
     /**
      * Set on a thread while a {@code @GcsLocked} call acquires: the registry's report of that acquisition
      * (same thread, in between) is then not recorded with the registry's outcome but marked here, and the
@@ -49,6 +51,9 @@ public class GcsLockMetrics implements LockEventListener, GcsLockedAcquireListen
         this.lost = Counter.builder("gcslock.lost").description("Leases lost while held").register(registry);
         this.takeover = Counter.builder("gcslock.takeover")
                 .description("Stale lock objects removed to take the lock over").register(registry);
+        this.fencingRegression = Counter.builder("gcslock.fencing.regression")
+                .description("Acquisitions whose fencing token was not greater than one seen before for the lock")
+                .register(registry);
     }
 
     @Override
@@ -102,5 +107,10 @@ public class GcsLockMetrics implements LockEventListener, GcsLockedAcquireListen
     @Override
     public void tookOver(String name, LockInfo staleHolder) {
         takeover.increment();
+    }
+
+    @Override
+    public void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+        fencingRegression.increment();
     }
 }

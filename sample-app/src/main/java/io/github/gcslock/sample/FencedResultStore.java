@@ -15,6 +15,11 @@ import java.util.Map;
  * A resource guarded by fencing tokens (seeds 002 and 004): each result object stores the token of
  * the lease that wrote it, and a write with a lower token than the stored one is refused. The
  * compare-and-set uses the object's generation, so two writers cannot both pass the check.
+ *
+ * <p>Safe whether or not GCS generations increase (GCS documents them as unique, not as increasing):
+ * an equal token can only be the same lease writing again, and if a newer lease ever got a lower
+ * token its writes would be refused here (visible, and reported by the registry as a fencing
+ * regression) — a stale holder's write is never accepted over a newer one's.
  */
 @Component
 public class FencedResultStore {
