@@ -54,6 +54,8 @@ muts = [
  # issue 10 "fencing tokens": a generation not greater than one seen before for the name is reported
  ("fencing regression reported", E+'GcsLockRegistry.java', "if (before != null && (lease.fencingToken() < before.generation()", "if (false && (lease.fencingToken() < before.generation()", "EngineSafetyRulesTest#anAcquisitionWhoseFencingTokenDidNotIncreaseIsReported"),
  ("fencing: adopted object is no regression", E+'GcsLockRegistry.java', "(lease.fencingToken() == before.generation() && !lease.leaseId().equals(before.leaseId()))", "(lease.fencingToken() == before.generation())", "EngineSafetyRulesTest#adoptingOurOwnCreateIsNotAFencingRegression"),
+ ("observed time: unchanged version stale after its TTL", E+'GcsLockRegistry.java', "                        > objectTtl.toNanos();", "                        > Long.MAX_VALUE;", "ObservedTimeTest#aDeadLockIsTakenOverByAProcessThatLooksLessOftenThanTheAnchorWindow"),
+ ("observed time: a new metageneration restarts the count", E+'UnchangedVersions.java', "|| seen.metageneration != metageneration) {", ") {", "ObservedTimeTest#aLockRefreshedBetweenLooksIsNotTakenOver"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

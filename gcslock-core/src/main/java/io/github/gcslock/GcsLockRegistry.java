@@ -74,6 +74,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
     private final GcsTimeEstimator gcsTime;
+    private final UnchangedVersions unchangedVersions = new UnchangedVersions();
     private final LeaseRefresher refresher;
     private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
     /** Runs listener callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
@@ -971,11 +972,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (b.getGeneration() != null) {
             recordGeneration(name, b.getGeneration(), leaseId);
         }
+        long generation = b.getGeneration() == null ? 0 : b.getGeneration();
+        long metageneration = b.getMetageneration() == null ? 0 : b.getMetageneration();
+        // Stale when GCS time provably passed updated + ttl, or when this process has itself seen this
+        // version unchanged for longer than its TTL (rule 6: observed time; needed because the GCS-time
+        // anchors expire after two TTLs, and a process that looks less often would never prove it).
+        boolean stale = gcsTime.isProvablyExpired(updated, objectTtl)
+                || unchangedVersions.unchangedForNanos(b.getName(), generation, metageneration, nanoTime.getAsLong())
+                        > objectTtl.toNanos();
         return new LockInfo(name, b.getName(), LockObject.owner(b), leaseId, LockObject.meta(b, LockObject.HOST),
                 LockObject.meta(b, LockObject.PID), LockObject.meta(b, LockObject.APP), LockObject.meta(b, LockObject.THREAD),
                 LockObject.instant(b, LockObject.ACQUIRED_AT), updated, LockObject.instant(b, LockObject.EXPIRES), objectTtl,
-                b.getGeneration() == null ? 0 : b.getGeneration(), b.getMetageneration() == null ? 0 : b.getMetageneration(),
-                gcsTime.isProvablyExpired(updated, objectTtl),
+                generation, metageneration, stale,
                 me.owner().equals(LockObject.owner(b)) && leaseId != null && liveByLeaseId.containsKey(leaseId));
     }
 

@@ -14,9 +14,10 @@ import java.util.function.LongSupplier;
  * <p>Every object GCS returns carries {@code updated} in GCS time, and GCS wrote it before the reply
  * reached us. So at the moment a reply arrives, GCS time is at least {@code updated} (an <em>anchor</em>);
  * from then on it advances at the rate of our monotonic clock. Our own writes give the tightest anchors
- * (error at most one round trip); an old lock object read for the first time gives a weak one, and then
- * staleness is proven after one TTL of our own observation at the latest (the client-go "observed time"
- * rule).
+ * (error at most one round trip); an old lock object read for the first time gives a weak one. A dead
+ * lock is then proven stale after one TTL of our own observation at the latest — by this estimate while
+ * its anchors live, and by {@link UnchangedVersions} (the same version seen unchanged for a TTL) for a
+ * process that looks less often than the window.
  *
  * <h2>Why anchors expire: the monotonic clock drifts too</h2>
  * "Advances at the rate of our monotonic clock" is only true of a perfect clock. If ours runs fast by
