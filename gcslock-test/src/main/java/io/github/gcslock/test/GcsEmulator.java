@@ -44,7 +44,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Also emulated, for an application's other storage code: resumable uploads, listing with
  * {@code delimiter}, offsets and {@code matchGlob}, {@code md5Hash}/{@code crc32c} and {@code x-goog-hash},
- * byte ranges. Not emulated (answered with 501 naming what is missing): ACLs/IAM, compose, copy/rewrite,
+ * byte ranges, copy/rewrite and compose. Not emulated (answered with 501 naming what is missing): ACLs/IAM,
  * bucket listing and updates, batch requests, notifications, customer-supplied or KMS keys, the XML API;
  * see the module's README.
  */

@@ -37,7 +37,7 @@ final class Hashes {
 
     /** The {@code x-goog-hash} value GCS sends with media downloads. */
     static String header(String crc32c, String md5) {
-        return "crc32c=" + crc32c + ",md5=" + md5;
+        return md5 == null ? "crc32c=" + crc32c : "crc32c=" + crc32c + ",md5=" + md5; // composed objects have no MD5
     }
 
     /** Checks {@code crc32c} and {@code md5Hash} of upload metadata, when the client gave them. */

@@ -40,7 +40,11 @@ final class JsonApiHandler implements HttpHandler {
 
     /** A parsed request: which operation, on what, with which parameters. */
     private record Request(Operation op, String bucket, String object, Map<String, String> query,
-                           String method, HttpExchange exchange) {
+                           String method, HttpExchange exchange, String targetBucket, String targetObject, String action) {
+
+        Request(Operation op, String bucket, String object, Map<String, String> query, String method, HttpExchange exchange) {
+            this(op, bucket, object, query, method, exchange, null, null, null);
+        }
     }
 
     @Override
@@ -167,6 +171,14 @@ final class JsonApiHandler implements HttpHandler {
         if (rest.size() == 2) {
             return new Request(method.equals("GET") ? Operation.LIST : Operation.OTHER, bucket, null, query, method, ex);
         }
+        if (rest.size() == 4 && rest.get(3).equals("compose") && method.equals("POST")) {
+            return new Request(Operation.COMPOSE, bucket, PathCodec.decode(rest.get(2)), query, method, ex);
+        }
+        if (rest.size() == 8 && (rest.get(3).equals("rewriteTo") || rest.get(3).equals("copyTo")) && rest.get(4).equals("b")
+                && rest.get(6).equals("o") && method.equals("POST")) {
+            return new Request(Operation.REWRITE, bucket, PathCodec.decode(rest.get(2)), query, method, ex,
+                    PathCodec.decode(rest.get(5)), PathCodec.decode(rest.get(7)), rest.get(3));
+        }
         if (rest.size() > 3 && OBJECT_SUBRESOURCES.contains(rest.get(3))) {
             return new Request(Operation.OTHER, bucket, PathCodec.decode(rest.get(2)), query, method, ex);
         }
@@ -185,8 +197,8 @@ final class JsonApiHandler implements HttpHandler {
     private Reply execute(Request req, byte[] body) {
         if (req.op == Operation.OTHER) {
             throw SupportedParameters.notImplemented(req.method + " " + req.exchange.getRequestURI().getRawPath()
-                    + " (only the JSON API's object insert/get/patch/update/delete/list, resumable uploads and "
-                    + "bucket insert/get/delete are emulated)");
+                    + " (only the JSON API's object insert/get/patch/update/delete/list/compose/rewrite/copy, "
+                    + "resumable uploads and bucket insert/get/delete are emulated)");
         }
         SupportedParameters.check(req.op, req.query, req.exchange.getRequestHeaders());
         ObjectStore.Preconditions pre = ObjectStore.Preconditions.from(req.query);
@@ -214,6 +226,25 @@ final class JsonApiHandler implements HttpHandler {
                 store.delete(req.bucket, req.object, generation, pre);
                 return Reply.empty(204);
             }
+            case COMPOSE: {
+                return Reply.json(200, compose(req, parseJson(body), pre));
+            }
+            case REWRITE: {
+                Long sourceGeneration = req.query.containsKey("sourceGeneration")
+                        ? generation(Map.of("generation", req.query.get("sourceGeneration"))) : null;
+                JsonObject object = store.rewrite(req.bucket, req.object, sourceGeneration,
+                        ObjectStore.Preconditions.ofSource(req.query), req.targetBucket, req.targetObject, parseJson(body), pre);
+                if (req.action.equals("copyTo")) {
+                    return Reply.json(200, object);
+                }
+                JsonObject r = new JsonObject();
+                r.addProperty("kind", "storage#rewriteResponse");
+                r.addProperty("totalBytesRewritten", object.get("size").getAsString());
+                r.addProperty("objectSize", object.get("size").getAsString());
+                r.addProperty("done", true);
+                r.add("resource", object);
+                return Reply.json(200, r);
+            }
             case LIST: {
                 return Reply.json(200, store.list(req.bucket, ListQuery.from(req.query),
                         "true".equals(req.query.get("versions"))));
@@ -228,6 +259,28 @@ final class JsonApiHandler implements HttpHandler {
             default:
                 throw new IllegalStateException("unrouted operation " + req.op);
         }
+    }
+
+    /** {@code {"sourceObjects":[{"name","generation","objectPreconditions":{"ifGenerationMatch"}}],"destination":{...}}}. */
+    private JsonObject compose(Request req, JsonObject body, ObjectStore.Preconditions pre) {
+        List<ObjectStore.ComposeSource> sources = new java.util.ArrayList<>();
+        if (body.has("sourceObjects") && body.get("sourceObjects").isJsonArray()) {
+            for (com.google.gson.JsonElement e : body.getAsJsonArray("sourceObjects")) {
+                JsonObject src = e.getAsJsonObject();
+                if (!src.has("name")) {
+                    throw new GcsError(400, "required", "Required field 'sourceObjects[].name' is missing.");
+                }
+                Long gen = src.has("generation") ? src.get("generation").getAsLong() : null;
+                Long match = null;
+                if (src.has("objectPreconditions") && src.getAsJsonObject("objectPreconditions").has("ifGenerationMatch")) {
+                    match = src.getAsJsonObject("objectPreconditions").get("ifGenerationMatch").getAsLong();
+                }
+                sources.add(new ObjectStore.ComposeSource(src.get("name").getAsString(), gen, match));
+            }
+        }
+        JsonObject destination = body.has("destination") && body.get("destination").isJsonObject()
+                ? body.getAsJsonObject("destination") : new JsonObject();
+        return store.compose(req.bucket, req.object, sources, destination, pre);
     }
 
     private static Long generation(Map<String, String> query) {
@@ -326,7 +379,8 @@ final class JsonApiHandler implements HttpHandler {
         JsonObject o = m.object();
         byte[] content = m.content();
         Map<String, String> headers = new java.util.LinkedHashMap<>();
-        headers.put("x-goog-hash", Hashes.header(o.get("crc32c").getAsString(), o.get("md5Hash").getAsString()));
+        headers.put("x-goog-hash", Hashes.header(o.get("crc32c").getAsString(),
+                o.has("md5Hash") ? o.get("md5Hash").getAsString() : null));
         headers.put("x-goog-generation", o.get("generation").getAsString());
         headers.put("x-goog-metageneration", o.get("metageneration").getAsString());
         headers.put("x-goog-stored-content-length", Integer.toString(content.length));

@@ -17,6 +17,10 @@ public enum Operation {
     UPDATE,
     /** {@code objects.delete}. */
     DELETE,
+    /** {@code objects.compose}: a new object from up to 32 objects of the bucket. */
+    COMPOSE,
+    /** {@code objects.rewrite} and {@code objects.copy}: a new object with another object's content. */
+    REWRITE,
     /** {@code objects.list}. */
     LIST,
     /** {@code buckets.get}. */
@@ -30,6 +34,7 @@ public enum Operation {
 
     /** Whether this operation changes an object (and so counts against the one-write-per-second limit). */
     public boolean isObjectWrite() {
-        return this == INSERT || this == UPLOAD || this == PATCH || this == UPDATE || this == DELETE;
+        return this == INSERT || this == UPLOAD || this == COMPOSE || this == REWRITE || this == PATCH || this == UPDATE
+                || this == DELETE;
     }
 }

@@ -16,7 +16,8 @@ import java.util.Set;
  * <p>Accepted without effect because the answer is the same: {@code prettyPrint}, {@code quotaUser},
  * {@code userProject} (no billing here), {@code projection} ({@code full} and {@code noAcl} differ only
  * in ACLs, which are not emulated), {@code fields} (the reply has every field, a superset of what was
- * asked; the client reads what it needs), {@code alt=json}, and the defaults {@code softDeleted=false},
+ * asked; the client reads what it needs), {@code alt=json}, {@code maxBytesRewrittenPerCall} (a rewrite
+ * finishes in one call, which GCS may also do), and the defaults {@code softDeleted=false},
  * {@code includeFoldersAsPrefixes=false}, {@code versions=false}.
  */
 final class SupportedParameters {
@@ -39,6 +40,10 @@ final class SupportedParameters {
         HONOURED.put(Operation.PATCH, union(PRECONDITIONS, Set.of("generation")));
         HONOURED.put(Operation.UPDATE, union(PRECONDITIONS, Set.of("generation")));
         HONOURED.put(Operation.DELETE, union(PRECONDITIONS, Set.of("generation")));
+        HONOURED.put(Operation.COMPOSE, PRECONDITIONS);
+        HONOURED.put(Operation.REWRITE, union(PRECONDITIONS, Set.of("ifSourceGenerationMatch", "ifSourceGenerationNotMatch",
+                "ifSourceMetagenerationMatch", "ifSourceMetagenerationNotMatch", "sourceGeneration", "rewriteToken",
+                "maxBytesRewrittenPerCall")));
         HONOURED.put(Operation.LIST, Set.of("prefix", "delimiter", "includeTrailingDelimiter", "startOffset",
                 "endOffset", "matchGlob", "maxResults", "pageToken", "versions", "softDeleted", "includeFoldersAsPrefixes"));
         HONOURED.put(Operation.BUCKET_GET, Set.of());
@@ -105,6 +110,8 @@ final class SupportedParameters {
             case PATCH -> "objects.patch";
             case UPDATE -> "objects.update";
             case DELETE -> "objects.delete";
+            case COMPOSE -> "objects.compose";
+            case REWRITE -> "objects.rewrite";
             case LIST -> "objects.list";
             case BUCKET_GET -> "buckets.get";
             case BUCKET_INSERT -> "buckets.insert";

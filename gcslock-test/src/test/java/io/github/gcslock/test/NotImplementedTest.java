@@ -55,8 +55,8 @@ class NotImplementedTest {
 
     @Test
     void operations() {
-        answers501Naming(() -> storage.compose(Storage.ComposeRequest.of(BUCKET, java.util.List.of("x"), "y")), "compose");
-        answers501Naming(() -> storage.copy(Storage.CopyRequest.of(existing, BlobId.of(BUCKET, "z"))).getResult(), "rewriteTo");
+        answers501Naming(() -> storage.lockRetentionPolicy(storage.get(BUCKET),
+                Storage.BucketTargetOption.metagenerationMatch()), "lockRetentionPolicy");
         answers501Naming(() -> storage.list().iterateAll().forEach(b -> { }), "GET /storage/v1/b");
         answers501Naming(() -> storage.update(BucketInfo.newBuilder(BUCKET).setVersioningEnabled(true).build()), "PATCH /storage/v1/b/b");
         answers501Naming(() -> storage.createAcl(existing, Acl.of(Acl.User.ofAllUsers(), Acl.Role.READER)), "/acl");

@@ -26,6 +26,7 @@ import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32C;
@@ -198,17 +199,22 @@ class ResumableUploadTest {
     }
 
     @Test
-    void parallelCompositeUploadNeedsComposeWhichAnswers501() {
-        Storage pcu = gcs.options().setBlobWriteSessionConfig(BlobWriteSessionConfigs.parallelCompositeUpload())
-                .setRetrySettings(RetrySettings.newBuilder().setMaxAttempts(1).build()).build().getService();
-        BlobWriteSession session = pcu.blobWriteSession(BlobInfo.newBuilder(BUCKET, "pcu").build());
-        assertThatThrownBy(() -> {
-            try (WritableByteChannel ch = session.open()) {
-                ch.write(ByteBuffer.wrap(randomBytes(100)));
-            }
-            session.getResult().get();
-        }).satisfies(e -> assertThat(e).hasStackTraceContaining("501").hasStackTraceContaining("compose"));
-        assertThat(storage.get(BlobId.of(BUCKET, "pcu"))).isNull();
+    void parallelCompositeUploadComposesItsPartsAndCleansUp() throws Exception {
+        byte[] content = randomBytes(3 * CHUNK + 5);
+        Storage pcu = gcs.options().setBlobWriteSessionConfig(BlobWriteSessionConfigs.parallelCompositeUpload()
+                        .withBufferAllocationStrategy(com.google.cloud.storage.ParallelCompositeUploadBlobWriteSessionConfig
+                                .BufferAllocationStrategy.simple(CHUNK)))
+                .build().getService();
+        BlobWriteSession session = pcu.blobWriteSession(BlobInfo.newBuilder(BUCKET, "pcu").build(), Storage.BlobWriteOption.doesNotExist());
+        try (WritableByteChannel ch = session.open()) {
+            writeInPieces(ch, content);
+        }
+        BlobInfo result = session.getResult().get();
+        assertThat(result.getComponentCount()).isGreaterThan(1);
+        assertThat(storage.readAllBytes(BlobId.of(BUCKET, "pcu"))).isEqualTo(content);
+        List<String> left = new java.util.ArrayList<>();
+        storage.list(BUCKET).iterateAll().forEach(b -> left.add(b.getName()));
+        assertThat(left).as("the parts are deleted").containsExactly("pcu");
     }
 
     @Test
