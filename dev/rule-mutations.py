@@ -18,8 +18,8 @@ muts = [
  ("refresh 404 lost", E+'LeaseRefresher.java', "if (e.getCode() == 404) {", "if (false) {", "AlgorithmRulesTest#refreshOfADeletedLockDeclaresItLost"),
  ("failure count limit", E+'LeaseRefresher.java', "if (lease.consecutiveFailures >= maxFailures) {", "if (false) {", "AlgorithmRulesTest#consecutiveRefreshFailuresUpToTheLimitLoseTheLease"),
  ("deadline rule lazy", E+'GcsLease.java', "if (registry.nanoTime() - deadlineNanos() >= 0) {", "if (false) {", "AlgorithmRulesTest#aPausedHolderSeesItsLeaseUnhealthyOnItsFirstCheck"),
- ("deadline rule both", E+'GcsLease.java', "deadlineSpanNanos = ttl.minus(safetyMargin).toNanos();", "deadlineSpanNanos = Long.MAX_VALUE / 4;", "AlgorithmRulesTest#hangingRefreshesLoseTheLeaseBeforeAnyoneCanTakeItOver"),
- ("refresh at all", E+'LeaseRefresher.java', "scheduleRefresh(lease, interval);\n        armDeadline(lease);", "armDeadline(lease);", "AlgorithmRulesTest#aRefreshedLockIsNeverTakenOver"),
+ ("deadline rule both", E+'GcsLease.java', "long byTtl = lastConfirmedNanos + timing.deadlineSpanNanos();", "long byTtl = lastConfirmedNanos + Long.MAX_VALUE / 4;", "AlgorithmRulesTest#hangingRefreshesLoseTheLeaseBeforeAnyoneCanTakeItOver"),
+ ("refresh at all", E+'LeaseRefresher.java', "scheduleRefresh(lease, lease.target().refreshInterval());\n        armDeadline(lease);", "armDeadline(lease);", "AlgorithmRulesTest#aRefreshedLockIsNeverTakenOver"),
  ("drift: GCS-time anchors expire after a window", E+'GcsTimeEstimator.java', "while (!anchors.isEmpty() && nowNanos - anchors.peekFirst().nanos > windowNanos) {", "while (!anchors.isEmpty() && nowNanos - anchors.peekFirst().nanos > Long.MAX_VALUE) {", "ClockDriftTest#aContenderWithAFastClockNeverTakesOverALiveLock"),
  ("skew: use local clock for staleness", E+'GcsTimeEstimator.java', "Instant now = lowerBoundNow();", "Instant now = java.time.Instant.now().plusSeconds(120);", "ClockSkewTest"),
  ("local queueing", E+'GcsLockRegistry.java', "if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {", "if (false) {", "GcsLockRegistryTest#otherThreadsOfOneProcessQueueLocallyAndDoNotContendOnGcs"),
@@ -36,7 +36,7 @@ muts = [
  ("contention: no create precondition", E+'GcsLockRegistry.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
  # issue 10 hole 1: an adopted create is dated from the earliest create of the acquire whose outcome was unknown
  ("adoption dated from the earliest unknown create", E+'GcsLockRegistry.java', "long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);", "long writtenFrom = sent;", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
- ("old adoption confirmed by a guarded PATCH", E+'GcsLockRegistry.java', "if (nanoTime.getAsLong() - writtenFrom >= refreshInterval.toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
+ ("old adoption confirmed by a guarded PATCH", E+'GcsLockRegistry.java', "if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
  # issue 10 hole 3: unconfirmed refreshes stay adoptable; release that meets 412 deletes the object if still ours
  ("unconfirmed refresh ids remembered", E+'LeaseRefresher.java', "lease.unconfirmedRefreshes.put(refreshId,", "lease.unconfirmedRefreshes.clear(); lease.unconfirmedRefreshes.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
  ("release re-reads after 412", E+'GcsLockRegistry.java', "                    deleteIfStillOurs(lease);\n", "", "EngineSafetyRulesTest#releaseAfterARefreshWhoseReplyCameTooLateStillDeletesTheObject"),
@@ -56,6 +56,12 @@ muts = [
  ("fencing: adopted object is no regression", E+'GcsLockRegistry.java', "(lease.fencingToken() == before.generation() && !lease.leaseId().equals(before.leaseId()))", "(lease.fencingToken() == before.generation())", "EngineSafetyRulesTest#adoptingOurOwnCreateIsNotAFencingRegression"),
  ("observed time: unchanged version stale after its TTL", E+'GcsLockRegistry.java', "                        > objectTtl.toNanos();", "                        > Long.MAX_VALUE;", "ObservedTimeTest#aDeadLockIsTakenOverByAProcessThatLooksLessOftenThanTheAnchorWindow"),
  ("observed time: a new metageneration restarts the count", E+'UnchangedVersions.java', "|| seen.metageneration != metageneration) {", ") {", "ObservedTimeTest#aLockRefreshedBetweenLooksIsNotTakenOver"),
+
+ # issue 13: an acquisition's own TTL (stored in the object, its own refresh cadence and deadline; renewals)
+ ("per-acquisition TTL stored in the object", E+'GcsLockRegistry.java', "        Duration ttl = timing.ttl();\n", "        Duration ttl = this.ttl;\n", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
+ ("per-acquisition TTL judges the lease's own deadline", E+'GcsLockRegistry.java', "sentNanos, timing);", "sentNanos, defaultTiming);", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
+ ("refresh writes the lease's TTL", E+'LeaseRefresher.java', "LockObject.TTL, Long.toString(sending.ttl().toMillis())", "LockObject.TTL, Long.toString(registry.ttl().toMillis())", "PerAcquisitionTtlTest#renewalRefreshesAtOnceAndMayChangeTheTtl"),
+ ("a shorter TTL caps the deadline when sent", E+'GcsLease.java', "if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {", "if (false) {", "PerAcquisitionTtlTest#aShorterTtlCapsTheDeadlineFromTheMomentItIsSent"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

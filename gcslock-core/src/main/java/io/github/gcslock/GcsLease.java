@@ -32,8 +32,17 @@ final class GcsLease implements Lease {
     private final long generation;
     private final String leaseId;
     private final Instant acquiredAt;
-    private final long deadlineSpanNanos;
-    private final Duration ttl;
+    /** The timing in force: its TTL and deadline span judge this lease's health (DESIGN.md rule 11). */
+    private volatile LeaseTiming timing;
+    /** The timing refreshes write (the TTL stored in the object); differs from {@link #timing} until a renewal is confirmed. */
+    private volatile LeaseTiming target;
+    /**
+     * While a refresh that shortens the TTL is unconfirmed, the object may already carry the shorter TTL
+     * (the write committed, its reply was lost), so others may judge it stale by that: the deadline is capped
+     * at that refresh's send time plus the shorter span. Cleared by the next confirmed refresh. Guarded by io.
+     */
+    private volatile boolean deadlineCapped;
+    private volatile long deadlineCapNanos;
     private final List<LostListener> listeners = new CopyOnWriteArrayList<>();
 
     /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
@@ -56,10 +65,12 @@ final class GcsLease implements Lease {
      */
     final java.util.Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new java.util.LinkedHashMap<>();
     volatile ScheduledFuture<?> refreshTask;
+    /** Bumped by a renewal, which refreshes at once and starts a new schedule: an older scheduled refresh then ends its chain. */
+    final java.util.concurrent.atomic.AtomicInteger refreshChain = new java.util.concurrent.atomic.AtomicInteger();
     volatile ScheduledFuture<?> deadlineTask;
 
     GcsLease(GcsLockRegistry registry, String name, BlobId blobId, long generation, long metageneration,
-             String leaseId, Instant acquiredAt, Instant gcsUpdated, long sentNanos, Duration ttl, Duration safetyMargin) {
+             String leaseId, Instant acquiredAt, Instant gcsUpdated, long sentNanos, LeaseTiming timing) {
         this.registry = registry;
         this.name = name;
         this.blobId = blobId;
@@ -69,8 +80,8 @@ final class GcsLease implements Lease {
         this.acquiredAt = acquiredAt;
         this.lastRefreshAt = gcsUpdated;
         this.lastConfirmedNanos = sentNanos;
-        this.ttl = ttl;
-        this.deadlineSpanNanos = ttl.minus(safetyMargin).toNanos();
+        this.timing = timing;
+        this.target = timing;
     }
 
     /** A refresh whose outcome is not known yet. */
@@ -106,7 +117,7 @@ final class GcsLease implements Lease {
 
     @Override
     public Instant expiresAt() {
-        return lastRefreshAt == null ? null : lastRefreshAt.plus(ttl);
+        return lastRefreshAt == null ? null : lastRefreshAt.plus(timing.ttl());
     }
 
     @Override
@@ -200,13 +211,51 @@ final class GcsLease implements Lease {
         state = State.RELEASED;
     }
 
+    LeaseTiming timing() {
+        return timing;
+    }
+
+    /** The timing the next refreshes write. */
+    LeaseTiming target() {
+        return target;
+    }
+
+    /** From now on refreshes write {@code next} (a renewal); it is in force once one of them is confirmed. */
+    void retarget(LeaseTiming next) {
+        this.target = next;
+    }
+
+    /**
+     * A refresh carrying {@code sent} goes out at {@code sentNanos}. If it shortens the deadline span, others
+     * may judge the object by the shorter TTL as soon as it commits (maybe without our hearing of it), so
+     * the deadline is capped at the send time plus the shorter span until a later refresh is confirmed.
+     */
+    void sending(LeaseTiming sent, long sentNanos) {
+        if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {
+            long cap = sentNanos + sent.deadlineSpanNanos();
+            if (!deadlineCapped || cap - deadlineCapNanos < 0) {
+                deadlineCapNanos = cap;
+                deadlineCapped = true;
+            }
+        }
+    }
+
+    /** A refresh carrying {@code sent} was confirmed: the object holds its TTL, so it is the one in force. */
+    void timingConfirmed(LeaseTiming sent) {
+        this.timing = sent;
+        this.deadlineCapped = false;
+    }
+
     long deadlineNanos() {
-        return lastConfirmedNanos + deadlineSpanNanos;
+        long byTtl = lastConfirmedNanos + timing.deadlineSpanNanos();
+        long cap = deadlineCapNanos;
+        return deadlineCapped && cap - byTtl < 0 ? cap : byTtl;
     }
 
     String deadlineReason() {
-        return "no refresh was confirmed within " + Duration.ofNanos(deadlineSpanNanos)
-                + " (TTL " + ttl + " minus the safety margin); another process may take the lock over soon";
+        LeaseTiming t = timing;
+        return "no refresh was confirmed within " + Duration.ofNanos(t.deadlineSpanNanos())
+                + " (TTL " + t.ttl() + " minus the safety margin); another process may take the lock over soon";
     }
 
     /** A write of ours was confirmed by GCS: the object's updated is no earlier than {@code sentNanos}. */

@@ -67,6 +67,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final Duration ttl;
     private final Duration safetyMargin;
     private final Duration refreshInterval;
+    private final int maxRefreshFailures;
+    /** The timing of acquisitions without a TTL of their own: the registry's settings. */
+    private final LeaseTiming defaultTiming;
     /** GCS allows about one write per second to one object name; after a 429, waiting this long helps. */
     private final Duration writeRateWindow;
     private final Backoff backoff;
@@ -96,6 +99,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private record SeenGeneration(long generation, String leaseId) {
     }
+    /** Acquisition TTLs already warned about as refreshing faster than GCS's write limit (one line each). */
+    private final java.util.Set<Duration> shortTtlsWarned = ConcurrentHashMap.newKeySet();
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
     private final GcsDistributedLock.Holds lockViewHolds = new GcsDistributedLock.Holds();
     private volatile boolean closed;
@@ -138,7 +143,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.prefix = b.prefix;
         this.ttl = b.ttl;
         this.safetyMargin = b.effectiveSafetyMargin();
-        this.refreshInterval = b.refreshInterval;
+        this.refreshInterval = b.effectiveRefreshInterval();
         this.writeRateWindow = b.writeRateWindow;
         this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.backoffMultiplier);
         this.clock = b.clock;
@@ -148,7 +153,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         // error grows with its age (a contender with a fast clock would deem a live lock stale).
         this.gcsTime = new GcsTimeEstimator(nanoTime, b.ttl.multipliedBy(2));
         this.listeners.addAll(b.listeners);
-        this.refresher = new LeaseRefresher(this, boundedStorage, b.effectiveRefreshInterval(), b.maxRefreshFailures, b.refresherThreads);
+        this.maxRefreshFailures = b.maxRefreshFailures;
+        this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
+        this.refresher = new LeaseRefresher(this, boundedStorage, refreshInterval, b.maxRefreshFailures, b.refresherThreads);
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -160,11 +167,25 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     @Override
     public Optional<Lease> tryAcquire(String name) {
+        return tryAcquire(name, null);
+    }
+
+    /**
+     * Like {@link #tryAcquire(String)}, but the lease gets its own TTL: stored in the lock object (other
+     * processes judge its staleness by it), with its refresh interval and safety margin derived from it by
+     * the rules of the registry's defaults (TTL/8 in whole seconds, or TTL/8 under a second; the smaller of
+     * TTL/5 and half of TTL minus the interval). A reentrant hold keeps the TTL of the outer one.
+     *
+     * @param ttl the lease's TTL; null for the registry's
+     * @throws GcsLockConfigurationException (setting {@code ttl}) if that TTL cannot be refreshed safely
+     */
+    @Override
+    public Optional<Lease> tryAcquire(String name, Duration ttl) {
         long start = nanoTime.getAsLong();
         String outcome = "error";
         Optional<Lease> lease = Optional.empty();
         try {
-            lease = tryAcquireOnce(name);
+            lease = tryAcquireOnce(name, timingFor(name, ttl));
             outcome = lease.isPresent() ? "acquired" : "busy";
             return lease;
         } finally {
@@ -176,11 +197,22 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     @Override
     public Lease acquire(String name, Duration maxWait) throws InterruptedException {
+        return acquire(name, maxWait, null);
+    }
+
+    /**
+     * Like {@link #acquire(String, Duration)}, but the lease gets its own TTL, as with
+     * {@link #tryAcquire(String, Duration)}.
+     *
+     * @param ttl the lease's TTL; null for the registry's
+     */
+    @Override
+    public Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
         long start = nanoTime.getAsLong();
         String outcome = "error";
         Lease lease = null;
         try {
-            lease = acquireWaiting(name, maxWait);
+            lease = acquireWaiting(name, maxWait, timingFor(name, ttl));
             outcome = "acquired";
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -209,18 +241,32 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    private Optional<Lease> tryAcquireOnce(String name) {
+    /** The registry's timing, or one derived from an acquisition's own TTL (validated). */
+    private LeaseTiming timingFor(String name, Duration ttl) {
+        if (ttl == null || ttl.equals(this.ttl)) {
+            return defaultTiming;
+        }
+        LeaseTiming timing = LeaseTiming.derive(name, ttl, maxRefreshFailures);
+        if (timing.refreshInterval().compareTo(Duration.ofSeconds(1)) < 0 && shortTtlsWarned.add(ttl)) {
+            log.warn("lock '{}' acquired with TTL {}: it is refreshed every {}, faster than GCS's one write per second "
+                    + "to one object, so refreshes may be rejected with 429 (fine against the emulator)", name, ttl,
+                    timing.refreshInterval());
+        }
+        return timing;
+    }
+
+    private Optional<Lease> tryAcquireOnce(String name, LeaseTiming timing) {
         checkOpen();
         LockObject.validateName(prefix, name);
         LocalSlot slot = pin(name);
         try {
-            return tryAcquireOnce(name, slot);
+            return tryAcquireOnce(name, slot, timing);
         } finally {
             unpin(name, slot);
         }
     }
 
-    private Optional<Lease> tryAcquireOnce(String name, LocalSlot slot) {
+    private Optional<Lease> tryAcquireOnce(String name, LocalSlot slot, LeaseTiming timing) {
         Lease reentrant = reenter(slot, name);
         if (reentrant != null) {
             return Optional.of(reentrant);
@@ -232,7 +278,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean acquired = false;
         try {
             checkOpen(name);
-            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage, new UnknownCreates());
+            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage, new UnknownCreates(), timing);
             if (result.lease != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease));
@@ -248,19 +294,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    private Lease acquireWaiting(String name, Duration maxWait) throws InterruptedException {
+    private Lease acquireWaiting(String name, Duration maxWait, LeaseTiming timing) throws InterruptedException {
         checkOpen();
         LockObject.validateName(prefix, name);
         requireNonNegative("maxWait", maxWait);
         LocalSlot slot = pin(name);
         try {
-            return acquireWaiting(name, maxWait, slot);
+            return acquireWaiting(name, maxWait, slot, timing);
         } finally {
             unpin(name, slot);
         }
     }
 
-    private Lease acquireWaiting(String name, Duration maxWait, LocalSlot slot) throws InterruptedException {
+    private Lease acquireWaiting(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing) throws InterruptedException {
         long start = nanoTime.getAsLong();
         long budget = saturatedNanos(maxWait);
         Lease reentrant = reenter(slot, name);
@@ -293,7 +339,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     if (stillHeld != null) {
                         holder = stillHeld;
                     } else {
-                        Attempt result = attempt(name, leaseId, singleTry, unknownCreates);
+                        Attempt result = attempt(name, leaseId, singleTry, unknownCreates, timing);
                         if (result.lease != null) {
                             acquired = true;
                             return own(slot, result.lease);
@@ -408,7 +454,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** One attempt of the acquire algorithm, including the "retry at once" cases. Throws StorageException on errors. */
-    private Attempt attempt(String name, String leaseId, Storage storage, UnknownCreates unknownCreates) {
+    private Attempt attempt(String name, String leaseId, Storage storage, UnknownCreates unknownCreates, LeaseTiming timing) {
+        Duration ttl = timing.ttl();
         BlobId id = BlobId.of(bucket, prefix + name);
         LockInfo seen = null;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
@@ -419,7 +466,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                         LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, estimatedGcsNow().plus(ttl)),
                         LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());
                 observe(created);
-                return new Attempt(newLease(name, created, leaseId, now, sent), null);
+                return new Attempt(newLease(name, created, leaseId, now, sent, timing), null);
             } catch (StorageException e) {
                 if (e.getCode() != 412) {
                     if (e.getCode() != 404) {
@@ -448,19 +495,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 // lost-reply outage longer than the TTL): date it from the earliest such create, never
                 // from this one, or we would report healthy a lock others already see stale.
                 long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);
-                if (nanoTime.getAsLong() - writtenFrom >= refreshInterval.toNanos()) {
+                if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {
                     // Older than a refresh interval (the refresher assumes a new lease is fresher): confirm
                     // it with a PATCH guarded by the generation and metageneration we read. Another process
                     // that saw it stale deletes with the same guards, so exactly one of us wins.
-                    Confirmed confirmed = confirmAdopted(current, storage);
+                    Confirmed confirmed = confirmAdopted(current, storage, ttl);
                     if (confirmed == null) {
                         continue; // deleted or changed since our read: someone took it over; look again
                     }
                     log.debug("lock '{}': adopted our own create whose reply was lost, after confirming it", name);
-                    return new Attempt(newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos()), null);
+                    return new Attempt(newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos(), timing), null);
                 }
                 log.debug("lock '{}': adopted our own create whose reply was lost", name);
-                return new Attempt(newLease(name, current, leaseId, now, writtenFrom), null);
+                return new Attempt(newLease(name, current, leaseId, now, writtenFrom, timing), null);
             }
             if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
@@ -493,7 +540,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * our read (412/404): another process found it stale and took it over. Other errors are thrown
      * (the outcome is unknown; the next attempt reads the object again).
      */
-    private Confirmed confirmAdopted(Blob current, Storage storage) {
+    private Confirmed confirmAdopted(Blob current, Storage storage, Duration ttl) {
         long sent = nanoTime.getAsLong();
         BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
                 .setMetadata(Map.of(LockObject.EXPIRES, estimatedGcsNow().plus(ttl).toString(),
@@ -536,9 +583,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos) {
+    private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {
         return new GcsLease(this, name, object.getBlobId(), object.getGeneration(),
-                object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, ttl, safetyMargin);
+                object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, timing);
     }
 
     /**
@@ -786,6 +833,36 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             }
         }
         releaseNow(lease);
+    }
+
+    /**
+     * Refreshes {@code lease} now (one GCS request) and, if {@code ttl} is given, makes it the lease's TTL
+     * from then on: written into the lock object by this refresh (other processes judge staleness by it),
+     * with the refresh interval and deadline derived from it as for {@link #tryAcquire(String, Duration)}.
+     * A shorter TTL caps the lease's deadline as soon as the refresh is sent (the object may carry it
+     * before we hear back); a longer one counts once the refresh is confirmed.
+     *
+     * @param ttl the new TTL, or null to keep the current one
+     * @throws LockLostException             if the lease is lost or released
+     * @throws GcsLockException              if GCS did not confirm the refresh now (the lease stays held and
+     *                                       keeps refreshing on its schedule)
+     * @throws GcsLockConfigurationException if {@code ttl} cannot be refreshed safely
+     * @throws IllegalArgumentException      if {@code lease} is not one of this registry's
+     */
+    @Override
+    public void renew(Lease lease, Duration ttl) {
+        GcsLease target = lease instanceof ReentrantHold hold ? hold.lease : lease instanceof GcsLease g ? g : null;
+        if (target == null) {
+            throw new IllegalArgumentException("not a lease of this registry: " + lease);
+        }
+        lease.checkHealthy();
+        checkOpen(target.name());
+        LeaseTiming next = ttl == null ? target.target() : timingFor(target.name(), ttl);
+        if (!refresher.refreshNow(target, next)) {
+            target.checkHealthy();
+            throw new GcsLockException(target.name(), "lock '" + target.name() + "' could not be renewed now: GCS did "
+                    + "not confirm the refresh; the lease is still held and keeps refreshing");
+        }
     }
 
     // ------------------------------------------------------------------ other API

@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -66,8 +67,33 @@ final class LeaseRefresher implements AutoCloseable {
     }
 
     void start(GcsLease lease) {
-        scheduleRefresh(lease, interval);
+        scheduleRefresh(lease, lease.target().refreshInterval());
         armDeadline(lease);
+    }
+
+    /**
+     * Refreshes {@code lease} now, writing {@code next} (its new TTL) into the lock object, then goes on at
+     * the new refresh interval with the deadline re-armed. True if GCS confirmed that refresh.
+     */
+    boolean refreshNow(GcsLease lease, LeaseTiming next) {
+        lease.retarget(next);
+        lease.refreshChain.incrementAndGet(); // a refresh running right now does not reschedule itself
+        ScheduledFuture<?> pending = lease.refreshTask;
+        if (pending != null) {
+            pending.cancel(false);
+        }
+        boolean confirmed;
+        try {
+            confirmed = refresh(lease);
+        } finally {
+            scheduleRefresh(lease, lease.target().refreshInterval());
+            ScheduledFuture<?> deadline = lease.deadlineTask;
+            if (deadline != null) {
+                deadline.cancel(false);
+            }
+            armDeadline(lease); // a shorter TTL may have moved the deadline closer
+        }
+        return confirmed;
     }
 
     /** Runs {@code task} after {@code delay} on the shared scheduler (used for deferred releases). */
@@ -92,7 +118,8 @@ final class LeaseRefresher implements AutoCloseable {
         if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || scheduler.isShutdown()) {
             return;
         }
-        lease.refreshTask = scheduler.schedule(() -> refreshAndReschedule(lease), delay.toNanos(), TimeUnit.NANOSECONDS);
+        int chain = lease.refreshChain.get();
+        lease.refreshTask = scheduler.schedule(() -> refreshAndReschedule(lease, chain), delay.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     private void armDeadline(GcsLease lease) {
@@ -112,33 +139,40 @@ final class LeaseRefresher implements AutoCloseable {
         }, Math.max(0, delay), TimeUnit.NANOSECONDS);
     }
 
-    private void refreshAndReschedule(GcsLease lease) {
+    private void refreshAndReschedule(GcsLease lease, int chain) {
         try {
             refresh(lease);
         } catch (RuntimeException e) {
             log.error("unexpected error refreshing lock '{}'", lease.name(), e);
         } finally {
-            scheduleRefresh(lease, interval);
+            if (lease.refreshChain.get() == chain) { // a renewal started a new chain meanwhile: this one ends
+                scheduleRefresh(lease, lease.target().refreshInterval());
+            }
         }
     }
 
-    /** One refresh: one PATCH on success; a GET more only after a 412. */
-    void refresh(GcsLease lease) {
+    /** One refresh: one PATCH on success; a GET more only after a 412. True if this refresh was confirmed. */
+    boolean refresh(GcsLease lease) {
         lease.io.lock();
         try {
             if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing()) {
-                return;
+                return false;
             }
             long knownMetageneration = lease.metageneration();
             long sent = registry.nanoTime();
-            Instant expires = registry.estimatedGcsNow().plus(registry.ttl());
+            // Every refresh writes the lease's TTL: others judge staleness by the TTL in the object, and a
+            // renewal (a new TTL) reaches the object with the next confirmed refresh.
+            LeaseTiming sending = lease.target();
+            Instant expires = registry.estimatedGcsNow().plus(sending.ttl());
             // ifGenerationMatch as well as ifMetagenerationMatch: metagenerations restart at 1 for
             // every new object of the name, so a metageneration alone can match a newer holder's object.
             // A fresh refresh id lets a lost-reply adoption tell our own PATCH from anyone else's.
             String refreshId = ProcessIdentity.randomHex(6);
             BlobInfo change = BlobInfo.newBuilder(lease.blobId())
-                    .setMetadata(Map.of(LockObject.EXPIRES, expires.toString(), LockObject.REFRESH, refreshId))
+                    .setMetadata(Map.of(LockObject.EXPIRES, expires.toString(), LockObject.REFRESH, refreshId,
+                            LockObject.TTL, Long.toString(sending.ttl().toMillis())))
                     .build();
+            lease.sending(sending, sent);
             // Remembered until a refresh is confirmed: if this one times out but commits, the next refresh
             // meets 412 and must recognise the change as ours (a slow reply that still committed).
             lease.unconfirmedRefreshes.put(refreshId, new GcsLease.UnconfirmedRefresh(knownMetageneration, sent));
@@ -147,32 +181,34 @@ final class LeaseRefresher implements AutoCloseable {
                 after = storage.update(change, Storage.BlobTargetOption.generationMatch(lease.fencingToken()),
                         Storage.BlobTargetOption.metagenerationMatch(knownMetageneration));
             } catch (StorageException e) {
-                onRefreshError(lease, e);
-                return;
+                return onRefreshError(lease, e, refreshId, sending);
             } catch (RuntimeException e) {
                 countFailure(lease, e);
-                return;
+                return false;
             }
             registry.observe(after);
             if (lease.state() != GcsLease.State.ACTIVE) {
-                return; // declared lost while this PATCH hung (the deadline passed): LOST is final
+                return false; // declared lost while this PATCH hung (the deadline passed): LOST is final
             }
             if (!registry.isOurs(after, lease.leaseId())) {
                 // Cannot happen with both preconditions, but the reply is the authority.
                 lease.markLost("lock object now belongs to " + LockObject.owner(after));
-                return;
+                return false;
             }
             lease.confirmed(after.getMetageneration(), sent, LockObject.updated(after));
+            lease.timingConfirmed(sending);
             registry.notifyRefreshed(lease);
+            return true;
         } finally {
             lease.io.unlock();
         }
     }
 
-    private void onRefreshError(GcsLease lease, StorageException e) {
+    /** True if the error turned out to be our own committed refresh, adopted as confirmed. */
+    private boolean onRefreshError(GcsLease lease, StorageException e, String refreshId, LeaseTiming sending) {
         if (e.getCode() == 404) {
             lease.markLost("lock object was deleted (by an administrator, or taken over after this holder stalled)");
-            return;
+            return false;
         }
         if (e.getCode() == 412) {
             // Our own write may have moved the metageneration: the client retried a PATCH whose reply was
@@ -184,7 +220,7 @@ final class LeaseRefresher implements AutoCloseable {
                 current = storage.get(lease.blobId());
             } catch (StorageException again) {
                 countFailure(lease, again);
-                return;
+                return false;
             }
             if (current == null) {
                 lease.markLost("lock object was deleted");
@@ -196,15 +232,20 @@ final class LeaseRefresher implements AutoCloseable {
                 log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
                 // Dated from that refresh's send: the object's updated is no earlier.
                 lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
+                if (refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {
+                    lease.timingConfirmed(sending); // this very refresh committed: its TTL is the object's
+                }
                 registry.notifyRefreshed(lease);
+                return true;
             } else {
                 registry.observe(current);
                 lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)
                         + " with fencing token " + current.getGeneration());
             }
-            return;
+            return false;
         }
         countFailure(lease, e);
+        return false;
     }
 
     /** The unconfirmed refresh of ours that wrote {@code current}, or null if none of ours did. */

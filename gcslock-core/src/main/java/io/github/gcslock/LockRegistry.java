@@ -34,6 +34,38 @@ public interface LockRegistry {
     Lease acquire(String name, Duration maxWait) throws InterruptedException;
 
     /**
+     * Like {@link #tryAcquire(String)}, with a TTL of this acquisition's own (stored in the lock object, so that
+     * other processes judge its staleness by it; its refresh interval and deadline follow from it).
+     *
+     * @param ttl the lease's TTL; null for the registry's
+     * @throws GcsLockConfigurationException if that TTL cannot be refreshed safely
+     * @throws UnsupportedOperationException if this registry has no per-acquisition TTL
+     */
+    default Optional<Lease> tryAcquire(String name, Duration ttl) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no per-acquisition TTL");
+    }
+
+    /**
+     * Like {@link #acquire(String, Duration)}, with a TTL of this acquisition's own (see {@link #tryAcquire(String, Duration)}).
+     *
+     * @throws UnsupportedOperationException if this registry has no per-acquisition TTL
+     */
+    default Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " has no per-acquisition TTL");
+    }
+
+    /**
+     * Refreshes {@code lease} now and, if {@code ttl} is not null, makes it the lease's TTL from then on.
+     *
+     * @throws LockLostException             if the lease is lost or released
+     * @throws GcsLockException              if GCS did not confirm the refresh now
+     * @throws UnsupportedOperationException if this registry cannot renew on demand
+     */
+    default void renew(Lease lease, Duration ttl) {
+        throw new UnsupportedOperationException(getClass().getName() + " cannot renew a lease on demand");
+    }
+
+    /**
      * Runs {@code action} under the lock and releases it afterwards, also when the action throws.
      *
      * @throws LockNotAcquiredException when the wait runs out

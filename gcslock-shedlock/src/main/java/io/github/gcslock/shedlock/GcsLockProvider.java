@@ -2,6 +2,7 @@ package io.github.gcslock.shedlock;
 
 import io.github.gcslock.GcsLockConfigurationException;
 import io.github.gcslock.GcsLockException;
+import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockLostException;
 import io.github.gcslock.LockRegistry;
@@ -23,6 +24,7 @@ import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
@@ -40,8 +42,11 @@ import java.util.concurrent.TimeUnit;
  * {@link ExtensibleLockProvider}, so ShedLock's {@code LockExtender} and {@code KeepAliveLockProvider} work).</li>
  * <li>{@code lockAtLeastFor} applies on unlock: the lock stays taken (and refreshed) until
  * {@code lockAtLeastUntil}, then it is released ({@link LockRegistry#releaseAfter}).</li>
- * <li>An instance that dies holding a lock stops refreshing it, and other instances take it over once
- * its lock object is provably older than its TTL, judged by GCS's clock, not the local one.</li>
+ * <li>An instance that dies holding a lock stops refreshing it, and other instances take it over after the
+ * shorter of {@code lockAtMostFor} and the registry's TTL: the lock is taken with that TTL of its own
+ * ({@link LockRegistry#tryAcquire(String, Duration)}), stored in the lock object, and staleness is judged by
+ * GCS's clock, not the local one. A {@code lockAtMostFor} under {@value #MINIMUM_TTL_MILLIS} ms still gives
+ * a TTL of {@value #MINIMUM_TTL_MILLIS} ms (the lock is released at {@code lockAtMostFor} all the same).</li>
  * </ul>
  * Errors talking to GCS surface as ShedLock's {@link LockException}: ShedLock then skips the run and
  * logs it, as with its other providers.
@@ -52,9 +57,14 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
 
     private static final Logger log = LoggerFactory.getLogger(GcsLockProvider.class);
 
+    /** The shortest TTL a lock is taken with, whatever its lockAtMostFor: shorter ones would be refreshed absurdly often. */
+    public static final long MINIMUM_TTL_MILLIS = 1000;
+
     private final LockRegistry registry;
     /** Fires each lock's lockAtMostFor; one daemon thread (its tasks are a release each). */
-    private final ScheduledThreadPoolExecutor timer;
+    private final ScheduledExecutorService timer;
+    /** The registry's TTL, the longest a lock is taken with; null if the registry does not tell. */
+    private final Duration registryTtl;
     /**
      * The hold of each name taken through this provider. A second {@code lock()} of a held name must
      * return empty even on the same thread, which the engine would otherwise grant as a nested hold;
@@ -65,13 +75,37 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
 
     /** A provider on {@code registry}; the registry stays the caller's to close. */
     public GcsLockProvider(LockRegistry registry) {
+        this(registry, newTimer());
+    }
+
+    /** With the timer that fires lockAtMostFor (tests stop it to leave a lock behind as a crash would). */
+    GcsLockProvider(LockRegistry registry, ScheduledExecutorService timer) {
         this.registry = Objects.requireNonNull(registry, "registry");
-        this.timer = new ScheduledThreadPoolExecutor(1, r -> {
+        this.timer = Objects.requireNonNull(timer, "timer");
+        this.registryTtl = registry instanceof GcsLockRegistry gcs ? gcs.ttl() : null;
+    }
+
+    private static ScheduledExecutorService newTimer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> {
             Thread t = new Thread(r, "gcslock-shedlock-timer");
             t.setDaemon(true);
             return t;
         });
-        this.timer.setRemoveOnCancelPolicy(true);
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
+    }
+
+    /**
+     * The TTL to take a lock with: its lockAtMostFor, but no longer than the registry's TTL (a live holder
+     * refreshes; a crashed one frees the lock after the shorter of the two) and no shorter than the minimum.
+     */
+    Duration ttlFor(LockConfiguration configuration) {
+        Duration ttl = configuration.getLockAtMostFor();
+        Duration minimum = Duration.ofMillis(MINIMUM_TTL_MILLIS);
+        if (ttl.compareTo(minimum) < 0) {
+            ttl = minimum;
+        }
+        return registryTtl != null && ttl.compareTo(registryTtl) > 0 ? registryTtl : ttl;
     }
 
     /**
@@ -95,7 +129,7 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
         }
         Optional<Lease> acquired;
         try {
-            acquired = registry.tryAcquire(name);
+            acquired = registry.tryAcquire(name, ttlFor(configuration));
         } catch (LockLostException e) {
             // This thread still holds the name through the engine, but that hold is lost: someone else
             // may hold the lock now, so it is certainly not ours to take.
@@ -115,7 +149,7 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
             lease.release(); // gives back only the nested hold
             return Optional.empty();
         }
-        Hold hold = new Hold(name, lease);
+        Hold hold = new Hold(name, lease, ttlFor(configuration));
         holds.put(name, hold);
         hold.expireAt(configuration.getLockAtMostUntil());
         log.debug("ShedLock lock '{}' acquired (lockAtMostFor {}, lockAtLeastFor {})", name,
@@ -152,12 +186,15 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
     private final class Hold {
         final String name;
         final Lease lease;
+        /** The TTL the lease has now (stored in its lock object). */
+        volatile Duration ttl;
         /** The pending lockAtMostFor release; replaced by extend, cancelled by unlock. Guarded by this. */
         private ScheduledFuture<?> expiry;
 
-        Hold(String name, Lease lease) {
+        Hold(String name, Lease lease, Duration ttl) {
             this.name = name;
             this.lease = lease;
+            this.ttl = ttl;
         }
 
         /** Releases the lock at {@code lockAtMostUntil} (ShedLock's clock), whatever its task is doing then. */
@@ -223,6 +260,21 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
             // instance may already hold it. Cancelling the pending expiry decides the race with the timer.
             if (!hold.lease.isHealthy() || !hold.cancelExpiry()) {
                 return Optional.empty();
+            }
+            Duration ttl = ttlFor(newConfiguration);
+            if (!ttl.equals(hold.ttl)) {
+                // A crashed holder must still free the lock after the shorter of the new lockAtMostFor and the TTL.
+                try {
+                    registry.renew(hold.lease, ttl);
+                    hold.ttl = ttl;
+                } catch (LockLostException e) {
+                    hold.lease.release();
+                    return Optional.empty();
+                } catch (GcsLockException e) {
+                    // Not confirmed now; the lease keeps refreshing and writes the new TTL with its next refresh.
+                    hold.ttl = ttl;
+                    log.debug("ShedLock lock '{}': the TTL of the extension is not confirmed yet: {}", hold.name, e.getMessage());
+                }
             }
             hold.expireAt(newConfiguration.getLockAtMostUntil());
             log.debug("ShedLock lock '{}' extended (lockAtMostFor {}, lockAtLeastFor {})", hold.name,

@@ -281,6 +281,52 @@ class GcsLockProviderContractTest {
         assertThatThrownBy(() -> provider.lock(config(NAME))).isInstanceOf(IllegalStateException.class);
     }
 
+    // ------------------------------------------------------------------ a crashed holder
+
+    private long storedTtlMillis(String name) {
+        return Long.parseLong(gcs.storage().get(BlobId.of(BUCKET, "gcslock/" + name)).getMetadata().get("gcslock-ttl"));
+    }
+
+    @Test
+    void eachLockIsTakenWithTheShorterOfLockAtMostForAndTheRegistrysTtl() {
+        SimpleLock shortLock = provider.lock(config(NAME, Duration.ofMillis(1500), Duration.ZERO)).orElseThrow();
+        assertThat(storedTtlMillis(NAME)).isEqualTo(1500);
+        shortLock.unlock();
+        SimpleLock longLock = provider.lock(config(NAME, Duration.ofMinutes(5), Duration.ZERO)).orElseThrow();
+        assertThat(storedTtlMillis(NAME)).as("the registry's TTL").isEqualTo(2000);
+        SimpleLock shortened = longLock.extend(Duration.ofMillis(1200), Duration.ZERO).orElseThrow();
+        assertThat(storedTtlMillis(NAME)).as("an extension to a shorter lockAtMostFor shortens the TTL").isEqualTo(1200);
+        shortened.unlock();
+        SimpleLock tiny = provider.lock(config(NAME, Duration.ofMillis(50), Duration.ZERO)).orElseThrow();
+        assertThat(storedTtlMillis(NAME)).as("never under the minimum").isEqualTo(GcsLockProvider.MINIMUM_TTL_MILLIS);
+        tiny.unlock();
+    }
+
+    @Test
+    void aCrashedHolderFreesTheLockAfterItsLockAtMostForNotAfterTheRegistrysTtl() {
+        // Both instances use a 30 s TTL; the lock is taken for at most 1.5 s.
+        Duration longTtl = Duration.ofSeconds(30);
+        java.util.concurrent.ScheduledThreadPoolExecutor holderTimer = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
+        GcsLockProvider holder = track(new GcsLockProvider(track(GcsLockRegistry.builder(gcs.storage(), BUCKET).ttl(longTtl)
+                .refreshInterval(Duration.ofSeconds(3)).operationTimeout(Duration.ofMillis(600)).build()), holderTimer));
+        GcsLockProvider other = track(new GcsLockProvider(track(GcsLockRegistry.builder(gcs.storage(), BUCKET).ttl(longTtl)
+                .refreshInterval(Duration.ofSeconds(3)).operationTimeout(Duration.ofMillis(600))
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0).build())));
+        assertThat(holder.lock(config(NAME, Duration.ofMillis(1500), Duration.ZERO))).isPresent();
+
+        // The holder crashes: nothing releases the lock at lockAtMostFor and its refreshes stop reaching GCS.
+        holderTimer.shutdownNow();
+        gcs.faults().failNext(1_000_000, 503, io.github.gcslock.test.Operation.PATCH);
+        assertThat(other.lock(config(NAME))).isEmpty();
+
+        await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+            Optional<SimpleLock> taken = other.lock(config(NAME));
+            assertThat(taken).as("taken over long before the registries' 30 s TTL").isPresent();
+            taken.get().unlock();
+        });
+        gcs.faults().reset();
+    }
+
     // ------------------------------------------------------------------ ExtensibleLockProvider contract
 
     @Test

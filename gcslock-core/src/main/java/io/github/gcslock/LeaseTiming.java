@@ -1,0 +1,56 @@
+package io.github.gcslock;
+
+import java.time.Duration;
+
+/**
+ * The timing of one lease: its TTL (stored in the lock object, so that other processes judge its
+ * staleness by it), the interval between its refreshes, and the safety margin by which its deadline
+ * (DESIGN.md rule 11) comes before the TTL. The registry's own settings are one timing; an acquisition
+ * with its own TTL gets one derived from that TTL by the same rules as the registry's defaults.
+ */
+record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin) {
+
+    /** How long after the last confirmed refresh the lease declares itself lost. */
+    long deadlineSpanNanos() {
+        return ttl.minus(safetyMargin).toNanos();
+    }
+
+    /** TTL/8 floored to whole seconds, or TTL/8 itself when that is under a second (the registry's default rule). */
+    static Duration defaultRefreshInterval(Duration ttl) {
+        Duration eighth = ttl.dividedBy(8);
+        return eighth.compareTo(Duration.ofSeconds(1)) < 0 ? eighth : Duration.ofSeconds(eighth.toSeconds());
+    }
+
+    /** The smaller of TTL/5 and half of what the TTL leaves after one refresh interval (the registry's default rule). */
+    static Duration defaultSafetyMargin(Duration ttl, Duration refreshInterval) {
+        Duration fifth = ttl.dividedBy(5);
+        Duration half = ttl.minus(refreshInterval).dividedBy(2);
+        return fifth.compareTo(half) < 0 ? fifth : half;
+    }
+
+    /**
+     * The timing of an acquisition of {@code lockName} with its own {@code ttl}, derived by the registry's
+     * default rules and checked by the registry's rules.
+     *
+     * @throws GcsLockConfigurationException (setting {@code ttl}) naming the lock and the rule broken
+     */
+    static LeaseTiming derive(String lockName, Duration ttl, int maxRefreshFailures) {
+        if (ttl == null || ttl.isZero() || ttl.isNegative()) {
+            throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' must be a positive duration, got " + ttl);
+        }
+        Duration refresh = defaultRefreshInterval(ttl);
+        if (refresh.isZero()) {
+            throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' (" + ttl
+                    + ") is too short to refresh the lock within it; use at least a few milliseconds (seconds on real GCS)");
+        }
+        // The registry's own bound (DESIGN.md rule 10): with N allowed failures, N refresh intervals must pass
+        // well before the TTL, so that a holder that cannot refresh gives up before anyone may take over.
+        if (refresh.multipliedBy(maxRefreshFailures).compareTo(ttl) >= 0) {
+            throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' (" + ttl + ") refreshes every "
+                    + refresh + "; with maxRefreshFailures " + maxRefreshFailures + " the holder could not give up before its "
+                    + "lock expires; use a registry with maxRefreshFailures below 8 or the registry's TTL");
+        }
+        Duration margin = defaultSafetyMargin(ttl, refresh);
+        return new LeaseTiming(ttl, refresh, margin);
+    }
+}
