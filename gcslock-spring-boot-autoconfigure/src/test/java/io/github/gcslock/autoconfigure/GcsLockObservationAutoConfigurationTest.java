@@ -52,8 +52,9 @@ class GcsLockObservationAutoConfigurationTest {
             TestObservationRegistry observations = ctx.getBean(TestObservationRegistry.class);
             assertThat(observations).hasObservationWithNameEqualTo("gcslock.acquisition").that()
                     .hasHighCardinalityKeyValue("gcslock.name", "wired").hasBeenStopped();
-            assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
-                    .hasLowCardinalityKeyValue("gcslock.outcome", "released");
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).untilAsserted(() ->
+                    assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
+                            .hasLowCardinalityKeyValue("gcslock.outcome", "released"));
         });
     }
 
@@ -79,7 +80,8 @@ class GcsLockObservationAutoConfigurationTest {
                     // ... and the observations' own timers beside them, under names that do not clash.
                     assertThat(meters.get("gcslock.acquisition").tag("gcslock.outcome", "acquired").tag("gcslock.mode", "try")
                             .timer().count()).isEqualTo(1);
-                    assertThat(meters.get("gcslock.hold").tag("gcslock.outcome", "released").timer().count()).isEqualTo(1);
+                    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).untilAsserted(() ->
+                            assertThat(meters.get("gcslock.hold").tag("gcslock.outcome", "released").timer().count()).isEqualTo(1));
                 });
     }
 

@@ -65,10 +65,12 @@ class GcsLockObservationListenerTest {
                 .hasLowCardinalityKeyValue("gcslock.mode", "try")
                 .hasHighCardinalityKeyValue("gcslock.name", "report")
                 .doesNotHaveLowCardinalityKeyValueWithKey("gcslock.name");
-        assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
-                .hasBeenStarted().isNotStopped()
-                .hasHighCardinalityKeyValue("gcslock.name", "report")
-                .hasHighCardinalityKeyValue("gcslock.fencing-token", Long.toString(lease.fencingToken()));
+        // Hold events reach listeners off the caller's thread (in order per lock): wait for them.
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
+                        .hasBeenStarted().isNotStopped()
+                        .hasHighCardinalityKeyValue("gcslock.name", "report")
+                        .hasHighCardinalityKeyValue("gcslock.fencing-token", Long.toString(lease.fencingToken())));
 
         Lease nested = registry.tryAcquire("report").orElseThrow(); // reentrant: neither acquisition nor hold
         nested.release();
@@ -76,8 +78,9 @@ class GcsLockObservationListenerTest {
                 .hasNumberOfObservationsWithNameEqualTo("gcslock.hold", 1);
 
         lease.release();
-        assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
-                .hasBeenStopped().hasLowCardinalityKeyValue("gcslock.outcome", "released");
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
+                        .hasBeenStopped().hasLowCardinalityKeyValue("gcslock.outcome", "released"));
         assertThat(meters.get("gcslock.hold").tag("gcslock.outcome", "released").timer().count()).isEqualTo(1);
     }
 
@@ -99,12 +102,13 @@ class GcsLockObservationListenerTest {
     }
 
     @Test
-    void errorOutcomeWhenGcsCannotBeAsked() {
+    void errorOutcomeWhenGcsCannotBeAsked() throws InterruptedException {
         SharedEmulator.GCS.faults().failNext(100, 503);
         assertThatThrownBy(() -> registry.tryAcquire("report")).isInstanceOf(GcsLockException.class);
         SharedEmulator.GCS.faults().reset();
         assertThat(observations).hasObservationWithNameEqualTo("gcslock.acquisition").that()
                 .hasBeenStopped().hasLowCardinalityKeyValue("gcslock.outcome", "error");
+        Thread.sleep(200); // hold events are dispatched off this thread: give a wrong one time to show up
         assertThat(observations).hasNumberOfObservationsWithNameEqualTo("gcslock.hold", 0);
     }
 
