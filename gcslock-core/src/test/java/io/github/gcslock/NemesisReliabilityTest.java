@@ -130,8 +130,11 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             String identity = client + "." + (++incarnation);
             log("%s starts as %s, clock rate %.3f, %d refresher thread(s), refresh every %d ms", client, identity, rate,
                     threads, refresh.toMillis());
-            return GcsLockRegistry.builder(gcs.storage(client), BUCKET)
-                    .ttl(NEMESIS_TTL).refreshInterval(refresh).safetyMargin(MARGIN).operationTimeout(OP_TIMEOUT)
+            GcsLockRegistry.Builder b = GcsLockRegistry.builder(gcs.storage(client), BUCKET);
+            if (index != 0) {
+                b.operationTimeout(OP_TIMEOUT); // p0 keeps the default (TTL/3): a hung call blocks longer
+            }
+            return b.ttl(NEMESIS_TTL).refreshInterval(refresh).safetyMargin(MARGIN)
                     .writeRateWindow(Duration.ofMillis(20)).backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0)
                     .ticker(drifting(rate)).refresherThreads(threads).identity(identity)
                     .verifyBucket(false).build();
@@ -342,14 +345,14 @@ class NemesisReliabilityTest extends EmulatorTestBase {
 
     /**
      * After release() returned with GCS reachable, the lease's object must not be ours any more. A delete
-     * the client gave up on may still be on its way (a loaded machine): look again after two operation
-     * timeouts before calling it a leak.
+     * the client gave up on may still be on its way (a loaded machine): look again after two (of the
+     * longest) operation timeouts before calling it a leak.
      */
     private void checkNothingLeftOf(Lease lease, long id, Storage checker) throws InterruptedException {
         if (stillOurs(lease, checker) == null) {
             return;
         }
-        Thread.sleep(OP_TIMEOUT.multipliedBy(2).toMillis());
+        Thread.sleep(NEMESIS_TTL.dividedBy(3).multipliedBy(2).toMillis()); // two of the longest operation timeouts
         Blob b = stillOurs(lease, checker);
         if (b != null) {
             history.leftover(b.getName(), "of lease#" + id + " (token " + lease.fencingToken()
