@@ -1481,13 +1481,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
                 b.setTransportOptions(http.toBuilder().setConnectTimeout(ms).setReadTimeout(ms).build());
             }
-            return b.build().getService();
+            return InterruptTolerantStorage.wrap(b.build().getService());
         }
 
         static Storage withoutRetries(Storage bounded) {
             StorageOptions options = bounded.getOptions();
-            return options.toBuilder().setRetrySettings(options.getRetrySettings().toBuilder().setMaxAttempts(1).build())
-                    .build().getService();
+            return InterruptTolerantStorage.wrap(options.toBuilder()
+                    .setRetrySettings(options.getRetrySettings().toBuilder().setMaxAttempts(1).build()).build().getService());
         }
 
         private static Duration min(Duration a, Duration b) {
