@@ -85,7 +85,8 @@ class ProcessFaultIT {
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         processes.add(p);
         Instance instance = new Instance(p, port, log);
-        await().atMost(Duration.ofSeconds(60)).until(() -> {
+        // A read that times out on a loaded machine (the contender's calls are bounded to TTL/3) only means "ask again".
+        await().atMost(Duration.ofSeconds(60)).ignoreExceptionsInstanceOf(io.github.gcslock.GcsLockException.class).until(() -> {
             Optional<LockInfo> info = contender.inspect(JOB);
             return info.isPresent() && info.get().owner().startsWith(name + "@");
         });
