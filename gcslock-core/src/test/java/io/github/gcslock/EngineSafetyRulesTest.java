@@ -50,8 +50,9 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
      */
     @Test
     void anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut() throws Exception {
-        GcsLockRegistry a = registry();
-        GcsLockRegistry b = registry();
+        Duration ttl = Duration.ofSeconds(2); // 1.6 s of health after the confirming PATCH: room for a loaded machine
+        GcsLockRegistry a = registry(x -> x.ttl(ttl).refreshInterval(Duration.ofMillis(400)));
+        GcsLockRegistry b = registry(x -> x.ttl(ttl).refreshInterval(Duration.ofMillis(400)));
         b.tryAcquire("warm-up").orElseThrow().release(); // anchors B's GCS-time estimate on its own writes
         gcs.faults().dropReplies(1.0, Operation.INSERT);
         CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> {
@@ -63,8 +64,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         });
         await().atMost(Duration.ofSeconds(5)).until(() -> object("job") != null);
         long firstWrite = System.nanoTime();
-        await().pollDelay(TTL.plusMillis(300)).atMost(TTL.plusSeconds(2)).until(() -> true);
-        assertThat(System.nanoTime() - firstWrite).isGreaterThan(TTL.toNanos());
+        await().pollDelay(ttl.plusMillis(300)).atMost(ttl.plusSeconds(2)).until(() -> true);
+        assertThat(System.nanoTime() - firstWrite).isGreaterThan(ttl.toNanos());
         gcs.faults().dropReplies(0);
         Lease lease = waiting.get(10, TimeUnit.SECONDS);
 
@@ -246,7 +247,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
      */
     @Test
     void aLeaseLeavesHeldLeasesWhenItsReleaseBegins() throws Exception {
-        GcsLockRegistry r = registry();
+        // A long operation timeout keeps the DELETE (and so the release) in flight until the test lets go.
+        GcsLockRegistry r = registry(b -> b.operationTimeout(Duration.ofSeconds(10)));
         Lease lease = r.tryAcquire("job").orElseThrow();
         CountDownLatch inDelete = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
@@ -263,6 +265,7 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
             assertThat(inDelete.await(5, TimeUnit.SECONDS)).isTrue();
             assertThat(r.heldLeases()).as("released leases are not held").isEmpty();
             assertThat(lease.lostReason()).as("a release is not a loss").isEmpty();
+            assertThat(release).as("the release is still in flight while we look").isNotDone();
         } finally {
             letGo.countDown();
         }
