@@ -62,6 +62,7 @@ muts = [
  ("per-acquisition TTL judges the lease's own deadline", E+'GcsLockRegistry.java', "sentNanos, timing);", "sentNanos, defaultTiming);", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
  ("refresh writes the lease's TTL", E+'LeaseRefresher.java', "LockObject.TTL, Long.toString(sending.ttl().toMillis())", "LockObject.TTL, Long.toString(registry.ttl().toMillis())", "PerAcquisitionTtlTest#renewalRefreshesAtOnceAndMayChangeTheTtl"),
  ("a shorter TTL caps the deadline when sent", E+'GcsLease.java', "if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {", "if (false) {", "PerAcquisitionTtlTest#aShorterTtlCapsTheDeadlineFromTheMomentItIsSent"),
+ ("close waits for releases in progress", E+'GcsLockRegistry.java', "refresher.close(releaseBound);", "refresher.close();", "CloseDuringReleaseTest"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

@@ -79,6 +79,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final GcsTimeEstimator gcsTime;
     private final UnchangedVersions unchangedVersions = new UnchangedVersions();
     private final LeaseRefresher refresher;
+    /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
+    private final Duration releaseBound;
     private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
     /** Runs listener callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
     private final LockEventDispatcher events = new LockEventDispatcher();
@@ -155,6 +157,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.listeners.addAll(b.listeners);
         this.maxRefreshFailures = b.maxRefreshFailures;
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
+        this.releaseBound = b.effectiveOperationTimeout().multipliedBy(3).plus(b.writeRateWindow);
         this.refresher = new LeaseRefresher(this, boundedStorage, refreshInterval, b.maxRefreshFailures, b.refresherThreads);
     }
 
@@ -1000,7 +1003,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         for (GcsLease lease : held) {
             releaseNow(lease);
         }
-        refresher.close();
+        // A release already running on the refresher (a hold-at-least release that came due) is not in
+        // this loop's hands: let it finish, bounded, so that close() never leaves an object of ours behind.
+        refresher.close(releaseBound);
     }
 
     // ------------------------------------------------------------------ engine internals

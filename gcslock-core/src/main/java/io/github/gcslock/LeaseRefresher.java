@@ -267,7 +267,33 @@ final class LeaseRefresher implements AutoCloseable {
 
     @Override
     public void close() {
-        scheduler.shutdownNow();
-        deadlines.shutdownNow();
+        close(Duration.ZERO);
+    }
+
+    /**
+     * Stops refreshing. Tasks already running — a release whose DELETE is in flight (a hold-at-least
+     * release that came due), a refresh — may finish for up to {@code awaitRunning}; tasks not yet due are
+     * dropped. DESIGN.md rule 14: interrupting a running release (or returning while it runs on a daemon
+     * thread, just before the JVM exits) would leave an object of ours until its TTL.
+     */
+    void close(Duration awaitRunning) {
+        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+        scheduler.setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
+        scheduler.shutdown();
+        try {
+            if (!awaitRunning.isZero() && !isRefresherThread()
+                    && !scheduler.awaitTermination(awaitRunning.toNanos(), TimeUnit.NANOSECONDS)) {
+                log.warn("gave up waiting {} for lock releases in progress at close", awaitRunning);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            scheduler.shutdownNow();
+            deadlines.shutdownNow();
+        }
+    }
+
+    private static boolean isRefresherThread() {
+        return Thread.currentThread().getName().startsWith("gcslock-refresh-");
     }
 }

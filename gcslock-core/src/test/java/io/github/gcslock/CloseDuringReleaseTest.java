@@ -1,0 +1,59 @@
+package io.github.gcslock;
+
+import io.github.gcslock.test.Operation;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** DESIGN.md rule 14: {@code close()} ends with every object of ours deleted, deferred releases included. */
+class CloseDuringReleaseTest extends EmulatorTestBase {
+
+    /**
+     * The interleaving (found by an independent review): a hold-at-least release ({@code releaseAfter})
+     * comes due and its DELETE is in flight on the refresher thread when the application shuts down.
+     * {@code close()} sees the lease already releasing, so it skips it, and used to shut the scheduler
+     * down at once ({@code shutdownNow}) and return: the DELETE could be interrupted in the client's
+     * retry backoff, and even when not, the JVM exits before it completes (the thread is a daemon), so
+     * the object stays until its TTL and the next instance waits for it. {@code close()} must wait for
+     * releases already running.
+     */
+    @Test
+    void closeWaitsForADeferredReleaseWhoseDeleteIsInFlight() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
+                .operationTimeout(Duration.ofSeconds(5)));
+        Lease lease = r.tryAcquire("report").orElseThrow();
+        CountDownLatch deleteArrived = new CountDownLatch(1);
+        CountDownLatch closeReturned = new CountDownLatch(1);
+        AtomicBoolean closeReturnedBeforeTheDelete = new AtomicBoolean();
+        gcs.faults().beforeNext(Operation.DELETE, () -> {
+            deleteArrived.countDown();
+            // The deferred release's DELETE is held here: has close() returned before GCS got to it?
+            closeReturnedBeforeTheDelete.set(awaitQuietly(closeReturned, 1500));
+        });
+        r.releaseAfter(lease, Duration.ofMillis(50));
+        assertThat(deleteArrived.await(10, TimeUnit.SECONDS)).isTrue();
+
+        CompletableFuture.runAsync(() -> {
+            r.close();
+            closeReturned.countDown();
+        }).get(30, TimeUnit.SECONDS);
+
+        assertThat(closeReturnedBeforeTheDelete).as("close() returned while our release's DELETE had not been processed").isFalse();
+        assertThat(object("report")).as("close() returned: our object must be gone").isNull();
+    }
+
+    private static boolean awaitQuietly(CountDownLatch latch, long millis) {
+        try {
+            return latch.await(millis, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+}
