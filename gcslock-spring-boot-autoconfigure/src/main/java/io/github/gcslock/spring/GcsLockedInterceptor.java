@@ -6,6 +6,7 @@ import io.github.gcslock.LockNotAcquiredException;
 import io.github.gcslock.LockRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
+import org.springframework.aop.ProxyMethodInvocation;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.aop.support.AopUtils;
@@ -19,6 +20,9 @@ import org.springframework.core.env.Environment;
 
 import java.lang.reflect.Method;
 import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.Future;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -36,6 +40,9 @@ public class GcsLockedInterceptor implements MethodInterceptor {
 
     private static final Logger log = LoggerFactory.getLogger(GcsLockedInterceptor.class);
     private static final Duration NO_LIMIT = Duration.ofDays(365 * 100L);
+    /** Reactor is optional: Mono/Flux results are handled only when it is on the class path. */
+    private static final boolean REACTOR_PRESENT =
+            org.springframework.util.ClassUtils.isPresent("reactor.core.publisher.Mono", GcsLockedInterceptor.class.getClassLoader());
 
     private final ObjectProvider<LockRegistry> registry;
     private final Environment environment;
@@ -84,6 +91,109 @@ public class GcsLockedInterceptor implements MethodInterceptor {
                 k -> parse(invocation.getMethod(), targetClass));
         String name = spec.name.resolve(invocation.getThis(), invocation.getArguments(), beanFactory);
         LockRegistry locks = registry.getObject();
+        Class<?> returnType = spec.method.getReturnType();
+        if (REACTOR_PRESENT && ReactiveLocking.handles(returnType)) {
+            return invokeReactive(invocation, spec, name, locks, returnType);
+        }
+        Lease lease = acquireOrSkip(locks, name, spec);
+        if (lease == null) {
+            return emptyResult(returnType);
+        }
+        long started = System.nanoTime();
+        GcsLocks.push(lease);
+        boolean handedOver = false;
+        try {
+            Object result = invocation.proceed();
+            if (result instanceof CompletionStage<?> stage && CompletionStage.class.isAssignableFrom(returnType)) {
+                // The work goes on after the method returns: hold the lock until its stage completes.
+                Object view = holdUntilComplete(stage, returnType, () -> release(locks, lease, spec, started));
+                handedOver = true;
+                return view;
+            }
+            return result;
+        } finally {
+            GcsLocks.pop();
+            if (!handedOver) {
+                release(locks, lease, spec, started);
+            }
+        }
+    }
+
+    /** Gives the lock back now, or after what is left of {@code holdAtLeast}. */
+    private static void release(LockRegistry locks, Lease lease, LockedMethod spec, long startedNanos) {
+        Duration remaining = spec.holdAtLeast.minusNanos(System.nanoTime() - startedNanos);
+        if (remaining.isNegative() || remaining.isZero()) {
+            lease.release();
+        } else {
+            locks.releaseAfter(lease, remaining);
+        }
+    }
+
+    /**
+     * What the caller of a method returning a {@link CompletionStage} gets: a future that completes like the
+     * method's stage, but only after the lock was given back (so the caller's next step never finds it still
+     * held). Cancelling it cancels the method's future, which releases the lock. A declared subtype of
+     * {@code CompletableFuture} cannot be replaced; the lock is then released when that future completes.
+     */
+    static Object holdUntilComplete(CompletionStage<?> stage, Class<?> declared, Runnable release) {
+        if (!declared.isAssignableFrom(CompletableFuture.class)) {
+            stage.whenComplete((value, error) -> release.run());
+            return stage;
+        }
+        CompletableFuture<Object> view = new CompletableFuture<>();
+        stage.whenComplete((value, error) -> {
+            try {
+                release.run();
+            } finally {
+                if (error != null) {
+                    view.completeExceptionally(error);
+                } else {
+                    view.complete(value);
+                }
+            }
+        });
+        view.whenComplete((value, error) -> {
+            if (view.isCancelled() && stage instanceof Future<?> work) {
+                work.cancel(true);
+            }
+        });
+        return view;
+    }
+
+    /**
+     * A method returning a Mono or Flux: nothing happens until subscription; then the lock is taken (on
+     * Reactor's bounded-elastic scheduler, so WAIT never blocks the subscriber's thread), the method is
+     * invoked, and the lock is held until the publisher completes, fails or is cancelled.
+     */
+    private Object invokeReactive(MethodInvocation invocation, LockedMethod spec, String name, LockRegistry locks,
+                                  Class<?> returnType) {
+        record Held(Lease lease, long startedNanos) {
+        }
+        return ReactiveLocking.lockFor(returnType,
+                () -> {
+                    Lease lease = acquireOrSkip(locks, name, spec);
+                    return lease == null ? null : new Held(lease, System.nanoTime());
+                },
+                Held::lease,
+                () -> {
+                    // Once per subscription, as Spring's reactive transactions do.
+                    MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;
+                    try {
+                        return call.proceed();
+                    } catch (Exception | Error e) {
+                        throw e;
+                    } catch (Throwable t) {
+                        throw new java.lang.reflect.UndeclaredThrowableException(t);
+                    }
+                },
+                held -> release(locks, held.lease(), spec, held.startedNanos()));
+    }
+
+    /**
+     * Takes the lock as the mode says; null when the call is skipped (held elsewhere, or GCS could not be asked
+     * in SKIP mode), after logging and publishing that. Throws for FAIL, a WAIT that ran out, or an outage.
+     */
+    private Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec) {
         Lease lease;
         try {
             lease = acquireReporting(locks, name, spec);
@@ -104,7 +214,7 @@ public class GcsLockedInterceptor implements MethodInterceptor {
             log.warn("@GcsLocked {} did not run: {}{}", LockNameResolver.describe(spec.method), GcsReachability.describe(e),
                     outage == null ? "" : " [GCS calls failing since " + outage.since() + ", " + outage.failures() + " failure(s)]");
             log.debug("@GcsLocked {}: lock '{}' could not be asked for", LockNameResolver.describe(spec.method), name, e);
-            return emptyResult(spec.method.getReturnType());
+            return null;
         }
         GcsReachability tracker = reachability != null ? reachability.getIfAvailable() : null;
         if (tracker != null) {
@@ -119,21 +229,9 @@ public class GcsLockedInterceptor implements MethodInterceptor {
                 log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method), name);
             }
             publishSkipped(name, spec.method);
-            return emptyResult(spec.method.getReturnType());
+            return null;
         }
-        long started = System.nanoTime();
-        GcsLocks.push(lease);
-        try {
-            return invocation.proceed();
-        } finally {
-            GcsLocks.pop();
-            Duration remaining = spec.holdAtLeast.minusNanos(System.nanoTime() - started);
-            if (remaining.isNegative() || remaining.isZero()) {
-                lease.release();
-            } else {
-                locks.releaseAfter(lease, remaining);
-            }
-        }
+        return lease;
     }
 
     /**
@@ -259,6 +357,12 @@ public class GcsLockedInterceptor implements MethodInterceptor {
 
     /** What a skipped method returns: null, an empty Optional, or a primitive's zero. */
     static Object emptyResult(Class<?> type) {
+        if (CompletionStage.class.isAssignableFrom(type) && type.isAssignableFrom(CompletableFuture.class)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        if (REACTOR_PRESENT && ReactiveLocking.handles(type)) {
+            return ReactiveLocking.empty(type);
+        }
         if (type == Optional.class) {
             return Optional.empty();
         }
