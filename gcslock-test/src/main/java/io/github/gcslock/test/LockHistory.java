@@ -13,8 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * <li>two leases of one name healthy at the same moment;</li>
  * <li>a guarded resource accepting a write whose fencing token is lower than one it already saw;</li>
  * <li>a lease that was acquired but never released, lost, or reported still held;</li>
- * <li>a lost-lease callback that fired after another holder had acquired the name (users stop work
- *     and alert on it: it must come while nobody else can hold the lock yet);</li>
+ * <li>a lost-lease callback that fired after another holder had acquired the name while the lease's
+ *     holder was still holding it (users stop work and alert on it: it must come while nobody else can
+ *     hold the lock yet);</li>
  * <li>a lease reported healthy after its registry's {@code close()} had returned;</li>
  * <li>an acquisition, by the holder that released with "hold at least", of that name before the
  *     delay ended;</li>
@@ -48,6 +49,10 @@ public final class LockHistory {
         /** Until when the holder released it with "hold at least" ({@code 0}: a plain release). */
         volatile long heldAtLeastUntil;
         volatile boolean flaggedHealthyAfterClose;
+        /** Whether any isHealthy() check of it answered true: a lease never seen healthy never wrote with its token. */
+        volatile boolean everHealthy;
+        /** When {@link #ended} was called ({@code 0}: not yet): the holder had stopped using it. */
+        volatile long endedAt;
 
         Window(long id, String name, String holder, long token, long start) {
             this.id = id;
@@ -78,6 +83,7 @@ public final class LockHistory {
         if (checkStartedNanos > w.lastHealthy) {
             w.lastHealthy = checkStartedNanos;
         }
+        w.everHealthy = true;
         Long closed = closedAt.get(w.holder);
         if (closed != null && checkStartedNanos - closed > 0 && !w.flaggedHealthyAfterClose) {
             w.flaggedHealthyAfterClose = true;
@@ -119,7 +125,9 @@ public final class LockHistory {
 
     /** Call when the lease ended: {@code "released"}, {@code "lost"}, {@code "held"} (still held at the end). */
     public void ended(long id, String outcome) {
-        windows.get(id).outcome = outcome;
+        Window w = windows.get(id);
+        w.endedAt = System.nanoTime();
+        w.outcome = outcome;
     }
 
     /**
@@ -164,15 +172,19 @@ public final class LockHistory {
         windows.values().forEach(w -> byName.computeIfAbsent(w.name, k -> new ArrayList<>()).add(w));
         for (List<Window> ws : byName.values()) {
             ws.sort(Comparator.comparingLong(w -> w.start));
-            for (int i = 0; i < ws.size(); i++) {
-                for (int j = i + 1; j < ws.size() && ws.get(j).start <= ws.get(i).lastHealthy; j++) {
-                    out.add("overlap: " + ws.get(i) + " and " + ws.get(j));
+            // A lease whose first isHealthy() already answered false (handed out past its deadline, e.g. after
+            // a pause between the reply and the hand-out) never acted as a holder: it cannot overlap, and its
+            // token was never used.
+            List<Window> held = ws.stream().filter(w -> w.everHealthy).toList();
+            for (int i = 0; i < held.size(); i++) {
+                for (int j = i + 1; j < held.size() && held.get(j).start <= held.get(i).lastHealthy; j++) {
+                    out.add("overlap: " + held.get(i) + " and " + held.get(j));
                 }
             }
             // Fencing tokens must grow with acquisition order.
-            for (int i = 1; i < ws.size(); i++) {
-                if (ws.get(i).token <= ws.get(i - 1).token && ws.get(i).start > ws.get(i - 1).lastHealthy) {
-                    out.add("fencing token did not grow: " + ws.get(i - 1) + " then " + ws.get(i));
+            for (int i = 1; i < held.size(); i++) {
+                if (held.get(i).token <= held.get(i - 1).token && held.get(i).start > held.get(i - 1).lastHealthy) {
+                    out.add("fencing token did not grow: " + held.get(i - 1) + " then " + held.get(i));
                 }
             }
             for (Window w : ws) {
@@ -180,7 +192,10 @@ public final class LockHistory {
                     if (later.start - w.start <= 0) {
                         continue;
                     }
-                    if (w.lostCallbackAt != 0 && later.start - w.lostCallbackAt < 0) {
+                    // Late only if the holder was still holding (not yet ended) when the other one acquired: a
+                    // holder that had seen the loss itself and stopped needs no callback any more.
+                    if (w.lostCallbackAt != 0 && later.start - w.lostCallbackAt < 0
+                            && (w.endedAt == 0 || later.start - w.endedAt < 0)) {
                         out.add("late lost callback: " + w + " was told it lost the lock at " + w.lostCallbackAt
                                 + " ns, after " + later + " had acquired it");
                     }

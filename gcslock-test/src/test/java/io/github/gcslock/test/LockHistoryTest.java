@@ -28,6 +28,7 @@ class LockHistoryTest {
         LockHistory h = new LockHistory();
         long a = h.acquired("n", "p1", 10);
         long b = h.acquired("n", "p2", 11);
+        h.healthy(b, System.nanoTime());
         h.healthy(a, System.nanoTime());
         h.ended(a, "released");
         h.ended(b, "released");
@@ -53,9 +54,11 @@ class LockHistoryTest {
         assertThat(h.fencedWrite("n", 19)).isFalse();
         assertThat(h.rejectedWrites()).isEqualTo(1);
         long a = h.acquired("n", "p1", 20);
+        h.healthy(a, System.nanoTime());
         h.ended(a, "released");
         Thread.sleep(1);
         long b = h.acquired("n", "p2", 5);
+        h.healthy(b, System.nanoTime());
         h.ended(b, "lost");
         assertThat(h.violations()).anyMatch(v -> v.startsWith("fencing token did not grow"));
         assertThat(h.lostLeases()).isEqualTo(1);
@@ -144,5 +147,31 @@ class LockHistoryTest {
         h.leftover("gcslock/n", "generation 12 owner p1");
         assertThat(h.violations()).singleElement().asString().startsWith("leaked object: gcslock/n");
         assertThat(h.leakedObjects()).isEqualTo(1);
+    }
+
+    @Test
+    void aLeaseNeverSeenHealthyIsNoHolder() {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 20);
+        long b = h.acquired("n", "p2", 10); // handed out past its deadline: its first isHealthy() said false
+        h.healthy(a, System.nanoTime());
+        h.ended(b, "lost");
+        h.ended(a, "released");
+        assertThat(h.violations()).isEmpty();
+    }
+
+    @Test
+    void aLateCallbackToAHolderThatHadAlreadyStoppedIsNotFlagged() throws Exception {
+        LockHistory h = new LockHistory();
+        long a = h.acquired("n", "p1", 10);
+        h.healthy(a, System.nanoTime());
+        h.ended(a, "lost"); // the holder saw the loss itself and stopped
+        Thread.sleep(1);
+        long b = h.acquired("n", "p2", 11);
+        h.healthy(b, System.nanoTime());
+        Thread.sleep(1);
+        h.lostCallback(a);
+        h.ended(b, "released");
+        assertThat(h.violations()).isEmpty();
     }
 }
