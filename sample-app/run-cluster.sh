@@ -79,7 +79,9 @@ echo "skips (each instance logs its first skip of a job once at INFO; gcslock.ac
 for port in "${PORTS[@]}"; do
   printf '  instance-%s: %s skipped attempt(s)\n' "$port" "$(skips "$port")"
 done
-grep -h "so this run is skipped" "$LOGDIR"/instance-*.log | sed 's/.*GcsLockedInterceptor *: /  /' | head -3
+for port in "${PORTS[@]}"; do
+  grep -h -m1 "so this run is skipped" "$LOGDIR/instance-$port.log" | sed "s/.*GcsLockedInterceptor *: /  instance-$port: /" || true
+done
 
 echo "kill -9 instance-$holder (pid ${PID[$holder]}) at $(date +%T); TTL is $TTL"
 kill -KILL "${PID[$holder]}"
