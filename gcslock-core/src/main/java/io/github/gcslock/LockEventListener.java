@@ -3,7 +3,7 @@ package io.github.gcslock;
 /**
  * Told about what the registry does, for metrics, events and logs. Every method has an empty default.
  *
- * <p>Threads: {@link #acquireFinished}, {@link #acquired}, {@link #notAcquired} and {@link #tookOver}
+ * <p>Threads: {@link #acquireStarted}, {@link #acquireFinished}, {@link #acquired}, {@link #notAcquired} and {@link #tookOver}
  * run on the thread that asked for the lock, before its call returns. {@link #refreshed},
  * {@link #refreshFailed} and {@link #lost} run on the registry's listener threads, never on the threads
  * that refresh leases or enforce deadlines, so a slow listener (an alert sent over HTTP) delays no
