@@ -93,6 +93,47 @@ class GcsIntegrationLeaderAndAdviceTest {
     }
 
     @Test
+    void aFollowerNeverDisturbsTheLeaderAndItsCostIsReported() throws Exception {
+        GcsEmulator gcs = GcsEmulator.start().createBucket("leader");
+        GcsLockRegistry e1 = GcsLockRegistry.builder(gcs.storage(), "leader").ttl(Duration.ofSeconds(8)).build();
+        GcsLockRegistry e2 = GcsLockRegistry.builder(gcs.storage(), "leader").ttl(Duration.ofSeconds(8)).build();
+        Candidate leader = new Candidate("leader");
+        Candidate follower = new Candidate("follower");
+        LockRegistryLeaderInitiator i1 = new LockRegistryLeaderInitiator(new GcsIntegrationLockRegistry(e1), leader);
+        LockRegistryLeaderInitiator i2 = new LockRegistryLeaderInitiator(new GcsIntegrationLockRegistry(e2), follower);
+        try {
+            i1.start();
+            await().atMost(Duration.ofSeconds(10)).until(leader.leader::get);
+            i2.start();
+            Thread.sleep(1000); // the follower settles into its heartbeat
+            Map<Operation, Long> before = gcs.faults().requestCounts();
+            long start = System.nanoTime();
+            Thread.sleep(4000);
+            Map<Operation, Long> after = gcs.faults().requestCounts();
+            double seconds = (System.nanoTime() - start) / 1e9;
+            long gets = after.get(Operation.GET) - before.get(Operation.GET);
+            long patches = after.get(Operation.PATCH) - before.get(Operation.PATCH);
+            long creates = after.get(Operation.INSERT) - before.get(Operation.INSERT);
+            long deletes = after.get(Operation.DELETE) - before.get(Operation.DELETE);
+            // Each heartbeat of the follower is a new tryLock: its first attempt is a create (refused with 412,
+            // nothing written), then it polls with reads until the heartbeat's wait runs out.
+            System.out.printf("FOLLOWER requests over %.1f s (leader + follower, heartbeat 500 ms): %d GET, %d create attempts"
+                    + " (refused), %d delete, %d PATCH (leader's refreshes) = follower %.0f requests/minute%n", seconds, gets, creates,
+                    deletes, patches, (gets + creates + deletes) * 60 / seconds);
+            assertThat(deletes).as("the follower never deletes the live leader's lock object").isZero();
+            assertThat(patches).as("the leader keeps refreshing undisturbed").isPositive();
+            assertThat(leader.leader).isTrue();
+            assertThat(follower.leader).isFalse();
+        } finally {
+            i1.destroy();
+            i2.destroy();
+            e1.close();
+            e2.close();
+            gcs.close();
+        }
+    }
+
+    @Test
     void theFollowerTakesOverWhenTheLeadersLockIsLost() {
         String bucket = SharedEmulator.newBucket();
         GcsLockRegistry e1 = SharedEmulator.otherInstance(bucket);
