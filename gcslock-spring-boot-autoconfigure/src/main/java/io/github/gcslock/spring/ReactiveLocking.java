@@ -46,21 +46,65 @@ final class ReactiveLocking {
      */
     static <H> Object lockFor(Class<?> type, Callable<H> acquire, Function<H, Lease> leaseOf, Callable<Object> invoke,
                               Consumer<H> release) {
-        // A subscriber that cancels while WAIT is still waiting gets nothing, but the wait goes on and may yet
-        // take the lock: Reactor then discards the result, and the discard hook gives the lock back.
-        @SuppressWarnings("unchecked")
-        Mono<H> held = Mono.fromCallable(acquire).subscribeOn(Schedulers.boundedElastic())
-                .doOnDiscard(Object.class, h -> release.accept((H) h));
-        Function<H, Mono<Void>> giveBack = h -> Mono.<Void>fromRunnable(() -> release.accept(h))
+        Function<Attempt<H>, Mono<Void>> giveBack = a -> Mono.<Void>fromRunnable(() -> release.accept(a.resource))
                 .subscribeOn(Schedulers.boundedElastic());
+        Mono<Attempt<H>> held = Mono.defer(() -> {
+            Attempt<H> attempt = new Attempt<>();
+            return Mono.fromCallable(() -> attempt.acquired(acquire.call(), release))
+                    .subscribeOn(Schedulers.boundedElastic())
+                    .doOnCancel(() -> attempt.cancelled(release));
+        });
         if (type == Flux.class) {
             return Flux.usingWhen(held,
-                    h -> Flux.defer(() -> Flux.from(publisher(invoke))).contextWrite(ctx -> ctx.put(Lease.class, leaseOf.apply(h))),
-                    giveBack, (h, error) -> giveBack.apply(h), giveBack);
+                    a -> a.adopt() ? Flux.defer(() -> Flux.from(publisher(invoke)))
+                            .contextWrite(ctx -> ctx.put(Lease.class, leaseOf.apply(a.resource))) : Flux.empty(),
+                    giveBack, (a, error) -> giveBack.apply(a), giveBack);
         }
         return Mono.usingWhen(held,
-                h -> Mono.defer(() -> Mono.from(publisher(invoke))).contextWrite(ctx -> ctx.put(Lease.class, leaseOf.apply(h))),
-                giveBack, (h, error) -> giveBack.apply(h), giveBack);
+                a -> a.adopt() ? Mono.defer(() -> Mono.from(publisher(invoke)))
+                        .contextWrite(ctx -> ctx.put(Lease.class, leaseOf.apply(a.resource))) : Mono.empty(),
+                giveBack, (a, error) -> giveBack.apply(a), giveBack);
+    }
+
+    /**
+     * One subscription's acquisition. A subscriber may cancel while the lock is being taken (WAIT can wait
+     * long; a GCS call in flight finishes regardless): the lock taken then must be given back, never kept.
+     * Who gives it back is decided under this object's monitor: the acquisition itself (cancelled before
+     * it finished), the cancel (finished but not yet adopted), or usingWhen's own cleanup (adopted).
+     */
+    private static final class Attempt<H> {
+        H resource;
+        private boolean cancelled;
+        private boolean adopted;
+
+        /** The acquisition finished: null (skipped) or this attempt, unless the subscriber already left. */
+        synchronized Attempt<H> acquired(H h, Consumer<H> release) {
+            if (h == null) {
+                return null;
+            }
+            if (cancelled) {
+                release.accept(h);
+                return null;
+            }
+            resource = h;
+            return this;
+        }
+
+        synchronized void cancelled(Consumer<H> release) {
+            cancelled = true;
+            if (resource != null && !adopted) {
+                release.accept(resource);
+            }
+        }
+
+        /** usingWhen takes the resource over (and releases it when done); false if the cancel already gave it back. */
+        synchronized boolean adopt() {
+            if (cancelled) {
+                return false;
+            }
+            adopted = true;
+            return true;
+        }
     }
 
     private static Publisher<?> publisher(Callable<Object> invoke) {
