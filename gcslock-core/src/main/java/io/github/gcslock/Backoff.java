@@ -6,7 +6,7 @@ import java.util.concurrent.ThreadLocalRandom;
 /**
  * Capped exponential backoff with full jitter. The cap keeps a waiter from sleeping for hours after
  * a long-held lock is freed; the jitter keeps contenders that started together from retrying
- * together (seed 000's critique of gcslock, where both were missing).
+ * together (DESIGN.md rule 16: waiting).
  */
 record Backoff(Duration initial, Duration max, double multiplier) {
 

@@ -6,10 +6,14 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -48,7 +52,7 @@ final class GcsLease implements Lease {
     /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
     final ReentrantLock io = new ReentrantLock();
 
-    private final java.util.concurrent.atomic.AtomicBoolean outerHoldReturned = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean outerHoldReturned = new AtomicBoolean();
     private volatile State state = State.ACTIVE;
     private volatile boolean releasing;
     private volatile String lostReason;
@@ -63,10 +67,10 @@ final class GcsLease implements Lease {
      * Any of them may have committed, so a later 412 that shows one of these ids is our own write, not
      * someone else's. Touched only under {@link #io}.
      */
-    final java.util.Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new java.util.LinkedHashMap<>();
+    final Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new LinkedHashMap<>();
     volatile ScheduledFuture<?> refreshTask;
     /** Bumped by a renewal, which refreshes at once and starts a new schedule: an older scheduled refresh then ends its chain. */
-    final java.util.concurrent.atomic.AtomicInteger refreshChain = new java.util.concurrent.atomic.AtomicInteger();
+    final AtomicInteger refreshChain = new AtomicInteger();
     volatile ScheduledFuture<?> deadlineTask;
 
     GcsLease(GcsLockRegistry registry, String name, BlobId blobId, long generation, long metageneration,
@@ -301,7 +305,7 @@ final class GcsLease implements Lease {
     /** A listener given to {@link #onLost}, told at most once. */
     private final class LostListener {
         private final LeaseLostListener listener;
-        private final java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+        private final AtomicBoolean told = new AtomicBoolean();
 
         LostListener(LeaseLostListener listener) {
             this.listener = listener;

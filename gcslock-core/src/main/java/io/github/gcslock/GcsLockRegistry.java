@@ -1,15 +1,11 @@
 package io.github.gcslock;
 
-import com.google.api.gax.retrying.RetrySettings;
-import com.google.cloud.TransportOptions;
-import com.google.cloud.http.HttpTransportOptions;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Bucket;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
-import com.google.cloud.storage.StorageOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -18,20 +14,25 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
 
 /**
  * The lock engine: distributed locks held as objects in one GCS bucket, following Hongli Lai's
- * robust Cloud Storage lock (see ALGORITHM.md) with the improvements listed there.
+ * robust Cloud Storage lock with the improvements numbered as rules in {@code docs/DESIGN.md}.
  *
  * <h2>An acquire attempt</h2>
  * <ol>
@@ -42,6 +43,7 @@ import java.util.function.LongSupplier;
  * with generation + metageneration preconditions and retake at once; otherwise someone holds it.</li>
  * </ol>
  * Held leases are refreshed by the {@link LeaseRefresher}; release deletes with the same preconditions.
+ * Every GCS request goes through the {@link LockStore}.
  *
  * <p>Uncontended acquire + release costs exactly two GCS requests; a refresh costs one.
  *
@@ -55,13 +57,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /** How many times one attempt may "retry at once" (object vanished, leaked or stale deleted) before giving up. */
     private static final int MAX_IMMEDIATE_RETRIES = 4;
 
-    private final Storage storage;
-    /**
-     * The same client without its own retries, for the attempts of a waiting {@code acquire}: that loop
-     * retries with jittered backoff itself, and a herd of clients each retrying 429s after a release
-     * would spend many requests for nothing. A create whose reply was lost is adopted on the next attempt.
-     */
-    private final Storage singleTry;
+    /** Every GCS request; its {@link LockStore#singleTry()} view serves the attempts of a waiting acquire. */
+    private final LockStore store;
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
@@ -76,7 +73,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final Clock clock;
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
-    private final GcsTimeEstimator gcsTime;
     private final UnchangedVersions unchangedVersions = new UnchangedVersions();
     private final LeaseRefresher refresher;
     /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
@@ -91,7 +87,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * fencing token that does not increase (rule 18): GCS documents generations as unique, not as
      * increasing. Bounded: the least recently used names are forgotten (names may be per tenant).
      */
-    private final Map<String, SeenGeneration> highestGenerationSeen = new java.util.LinkedHashMap<>(64, 0.75f, true) {
+    private final Map<String, SeenGeneration> highestGenerationSeen = new LinkedHashMap<>(64, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, SeenGeneration> eldest) {
             return size() > MAX_REMEMBERED_GENERATIONS;
@@ -102,7 +98,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private record SeenGeneration(long generation, String leaseId) {
     }
     /** Acquisition TTLs already warned about as refreshing faster than GCS's write limit (one line each). */
-    private final java.util.Set<Duration> shortTtlsWarned = ConcurrentHashMap.newKeySet();
+    private final Set<Duration> shortTtlsWarned = ConcurrentHashMap.newKeySet();
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
     private final GcsDistributedLock.Holds lockViewHolds = new GcsDistributedLock.Holds();
     private volatile boolean closed;
@@ -113,7 +109,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     private final Object lifecycle = new Object();
     /** Counted down by close(): wakes every thread sleeping in acquire's wait loop at once. */
-    private final java.util.concurrent.CountDownLatch closing = new java.util.concurrent.CountDownLatch(1);
+    private final CountDownLatch closing = new CountDownLatch(1);
 
     /**
      * Local state of one name: a permit that the threads of this process queue on (so a process sends
@@ -138,9 +134,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    private GcsLockRegistry(Builder b, Storage boundedStorage) {
-        this.storage = boundedStorage;
-        this.singleTry = Builder.withoutRetries(boundedStorage);
+    private GcsLockRegistry(Builder b, LockStore store) {
+        this.store = store;
         this.bucket = b.bucket;
         this.prefix = b.prefix;
         this.ttl = b.ttl;
@@ -151,14 +146,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
-        // Anchors older than two TTLs are dropped: the monotonic clock drifts too, and a kept anchor's
-        // error grows with its age (a contender with a fast clock would deem a live lock stale).
-        this.gcsTime = new GcsTimeEstimator(nanoTime, b.ttl.multipliedBy(2));
         this.listeners.addAll(b.listeners);
         this.maxRefreshFailures = b.maxRefreshFailures;
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
         this.releaseBound = b.effectiveOperationTimeout().multipliedBy(3).plus(b.writeRateWindow);
-        this.refresher = new LeaseRefresher(this, boundedStorage, refreshInterval, b.maxRefreshFailures, b.refresherThreads);
+        this.refresher = new LeaseRefresher(this, store, refreshInterval, b.maxRefreshFailures, b.refresherThreads);
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -281,7 +273,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean acquired = false;
         try {
             checkOpen(name);
-            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storage, new UnknownCreates(), timing);
+            Attempt result = attempt(name, ProcessIdentity.randomHex(8), store, new UnknownCreates(), timing);
             if (result.lease != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease));
@@ -289,7 +281,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             notifyNotAcquired(name, result.holder);
             return Optional.empty();
         } catch (StorageException e) {
-            throw unavailable(name, e);
+            throw store.unavailable(name, e);
         } finally {
             if (!acquired) {
                 slot.permit.release();
@@ -338,11 +330,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 try {
                     // After seeing the lock held, poll with a read (1 request) and only try to create when
                     // it is gone or may be taken over: a create that fails costs a create and a read.
-                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, singleTry) : null;
+                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, store.singleTry()) : null;
                     if (stillHeld != null) {
                         holder = stillHeld;
                     } else {
-                        Attempt result = attempt(name, leaseId, singleTry, unknownCreates, timing);
+                        Attempt result = attempt(name, leaseId, store.singleTry(), unknownCreates, timing);
                         if (result.lease != null) {
                             acquired = true;
                             return own(slot, result.lease);
@@ -352,8 +344,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     }
                     notifyNotAcquired(name, holder);
                 } catch (StorageException e) {
-                    if (!isTransient(e)) {
-                        throw unavailable(name, e);
+                    if (!LockStore.isTransient(e)) {
+                        throw store.unavailable(name, e);
                     }
                     lastError = e;
                     log.debug("lock '{}': transient GCS error while acquiring, will retry: {}", name, e.getMessage());
@@ -412,7 +404,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     private Duration pollDelay(LockInfo holder, int attempt) {
         Duration backoffDelay = backoff.delay(attempt);
-        Instant gcsNow = gcsTime.lowerBoundNow();
+        Instant gcsNow = store.gcsTime().lowerBoundNow();
         if (holder.updated() == null || gcsNow == null || writeRateWindow.isZero()) {
             return backoffDelay;
         }
@@ -426,7 +418,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** The write window plus up to 10 % jitter, so that contenders refused together do not retry together. */
     private Duration writeWindowDelay() {
-        long jitter = java.util.concurrent.ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1);
+        long jitter = ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1);
         return writeRateWindow.plusNanos(jitter);
     }
 
@@ -457,18 +449,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** One attempt of the acquire algorithm, including the "retry at once" cases. Throws StorageException on errors. */
-    private Attempt attempt(String name, String leaseId, Storage storage, UnknownCreates unknownCreates, LeaseTiming timing) {
+    private Attempt attempt(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing) {
         Duration ttl = timing.ttl();
-        BlobId id = BlobId.of(bucket, prefix + name);
+        BlobId id = store.id(name);
         LockInfo seen = null;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
             try {
-                Blob created = storage.create(
-                        LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, estimatedGcsNow().plus(ttl)),
-                        LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());
-                observe(created);
+                Blob created = store.create(
+                        LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, estimatedGcsNow().plus(ttl)));
                 return new Attempt(newLease(name, created, leaseId, now, sent, timing), null);
             } catch (StorageException e) {
                 if (e.getCode() != 412) {
@@ -483,11 +473,10 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 }
             }
             // 412: the object exists. Read it once to learn whose it is and when it was last written.
-            Blob current = storage.get(id);
+            Blob current = store.read(id);
             if (current == null) {
                 continue; // released between our create and our read: try again at once
             }
-            observe(current);
             String owner = LockObject.owner(current);
             String currentLease = LockObject.leaseId(current);
             seen = info(name, current);
@@ -502,7 +491,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     // Older than a refresh interval (the refresher assumes a new lease is fresher): confirm
                     // it with a PATCH guarded by the generation and metageneration we read. Another process
                     // that saw it stale deletes with the same guards, so exactly one of us wins.
-                    Confirmed confirmed = confirmAdopted(current, storage, ttl);
+                    Confirmed confirmed = confirmAdopted(current, store, ttl);
                     if (confirmed == null) {
                         continue; // deleted or changed since our read: someone took it over; look again
                     }
@@ -516,13 +505,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
                 // nobody else can be using it, so retake it at once instead of waiting for the TTL.
                 log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
-                deleteIfUnchanged(current, storage);
+                store.deleteIfUnchanged(current);
                 continue;
             }
             if (seen.stale()) {
-                // Preconditions on generation and metageneration: if the holder refreshed, or another
-                // contender took over between our GET and this DELETE, the delete fails (seed 004's race).
-                if (deleteIfUnchanged(current, storage)) {
+                // DESIGN.md rule 5: preconditions on generation and metageneration: if the holder refreshed,
+                // or another contender took over between our GET and this DELETE, the delete fails.
+                if (store.deleteIfUnchanged(current)) {
                     log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
                             seen.updated(), seen.ttl());
                     notifyTookOver(name, seen);
@@ -543,16 +532,14 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * our read (412/404): another process found it stale and took it over. Other errors are thrown
      * (the outcome is unknown; the next attempt reads the object again).
      */
-    private Confirmed confirmAdopted(Blob current, Storage storage, Duration ttl) {
+    private Confirmed confirmAdopted(Blob current, LockStore store, Duration ttl) {
         long sent = nanoTime.getAsLong();
         BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
                 .setMetadata(Map.of(LockObject.EXPIRES, estimatedGcsNow().plus(ttl).toString(),
                         LockObject.REFRESH, ProcessIdentity.randomHex(6)))
                 .build();
         try {
-            Blob after = storage.update(change, Storage.BlobTargetOption.generationMatch(current.getGeneration()),
-                    Storage.BlobTargetOption.metagenerationMatch(current.getMetageneration()));
-            observe(after);
+            Blob after = store.patch(change, current.getGeneration(), current.getMetageneration());
             return new Confirmed(after, sent);
         } catch (StorageException e) {
             if (e.getCode() == 412 || e.getCode() == 404) {
@@ -563,27 +550,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** One read: the holder if the lock is plainly held by another owner and not stale; else null (worth an attempt). */
-    private LockInfo stillHeldBySomeoneElse(String name, Storage storage) {
-        Blob current = storage.get(BlobId.of(bucket, prefix + name));
+    private LockInfo stillHeldBySomeoneElse(String name, LockStore store) {
+        Blob current = store.read(store.id(name));
         if (current == null) {
             return null;
         }
-        observe(current);
         LockInfo info = info(name, current);
         return me.owner().equals(info.owner()) || info.stale() ? null : info;
-    }
-
-    /** Deletes {@code seen} only if it is unchanged; true if this call deleted it. */
-    private boolean deleteIfUnchanged(Blob seen, Storage storage) {
-        try {
-            return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),
-                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));
-        } catch (StorageException e) {
-            if (e.getCode() == 412) {
-                return false; // it changed: refreshed by its holder or taken by someone else
-            }
-            throw e;
-        }
     }
 
     private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {
@@ -727,15 +700,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private void deleteOnRelease(GcsLease lease) {
         try {
-            // Generation + metageneration: a late release must never delete a newer holder's object
-            // (seed 000's "unintended release"); metagenerations alone restart at 1 for each generation.
-            Storage.BlobSourceOption[] guard = {Storage.BlobSourceOption.generationMatch(lease.fencingToken()),
-                    Storage.BlobSourceOption.metagenerationMatch(lease.metageneration())};
+            // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
+            // deletes a newer holder's object.
             boolean deleted;
             try {
-                deleted = singleTry.delete(lease.blobId(), guard);
+                deleted = store.singleTry().delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
             } catch (StorageException first) {
-                if (!isTransient(first)) {
+                if (!LockStore.isTransient(first)) {
                     throw first;
                 }
                 if (first.getCode() == 429) {
@@ -743,7 +714,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     // second ago. Wait that second out once instead of letting the client retry every 50 ms.
                     sleepQuietly(writeRateWindow);
                 }
-                deleted = storage.delete(lease.blobId(), guard); // with the client's bounded retries
+                deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
             }
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
         } catch (StorageException e) {
@@ -771,14 +742,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * lease id), delete it guarded by what we read, so a lease never ends leaving its object behind.
      */
     private void deleteIfStillOurs(GcsLease lease) {
-        Blob current = storage.get(lease.blobId().getBucket(), lease.blobId().getName());
+        Blob current = store.read(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()));
         if (current == null || current.getGeneration() != lease.fencingToken() || !isOurs(current, lease.leaseId())) {
             log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
             return;
         }
         // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
-        storage.delete(current.getBlobId(), Storage.BlobSourceOption.generationMatch(current.getGeneration()),
-                Storage.BlobSourceOption.metagenerationMatch(current.getMetageneration()));
+        store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration());
         log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
     }
 
@@ -819,7 +789,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         try {
             refresher.schedule(() -> releaseDeferred(slot, target), delay);
-        } catch (java.util.concurrent.RejectedExecutionException closedMeanwhile) {
+        } catch (RejectedExecutionException closedMeanwhile) {
             releaseDeferred(slot, target); // close() stopped the scheduler after our check: release now (or close() did)
         }
     }
@@ -889,14 +859,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     public Optional<LockInfo> inspect(String name) {
         LockObject.validateName(prefix, name);
         try {
-            Blob b = storage.get(BlobId.of(bucket, prefix + name));
+            Blob b = store.read(store.id(name));
             if (b == null) {
                 return Optional.empty();
             }
-            observe(b);
             return Optional.of(info(name, b));
         } catch (StorageException e) {
-            throw unavailable(name, e);
+            throw store.unavailable(name, e);
         }
     }
 
@@ -904,14 +873,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     public List<LockInfo> list() {
         List<LockInfo> out = new ArrayList<>();
         try {
-            List<Blob> blobs = new ArrayList<>();
-            storage.list(bucket, Storage.BlobListOption.prefix(prefix)).iterateAll().forEach(blobs::add);
-            blobs.forEach(this::observe);
-            for (Blob b : blobs) {
+            for (Blob b : store.list()) {
                 out.add(info(b.getName().substring(prefix.length()), b));
             }
         } catch (StorageException e) {
-            throw unavailable(null, e);
+            throw store.unavailable(null, e);
         }
         return out;
     }
@@ -938,8 +904,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     public boolean forceRelease(String name, long fencingToken, long metageneration) {
         LockObject.validateName(prefix, name);
         try {
-            boolean deleted = storage.delete(BlobId.of(bucket, prefix + name), Storage.BlobSourceOption.generationMatch(fencingToken),
-                    Storage.BlobSourceOption.metagenerationMatch(metageneration));
+            boolean deleted = store.delete(store.id(name), fencingToken, metageneration);
             if (deleted) {
                 log.warn("lock '{}' (fencing token {}) was force-released", name, fencingToken);
             }
@@ -948,7 +913,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (e.getCode() == 412) {
                 return false;
             }
-            throw unavailable(name, e);
+            throw store.unavailable(name, e);
         }
     }
 
@@ -1021,12 +986,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** GCS time as well as we can tell: the proven lower bound once we have seen a reply, else our clock. */
     Instant estimatedGcsNow() {
-        Instant bound = gcsTime.lowerBoundNow();
+        Instant bound = store.gcsTime().lowerBoundNow();
         return bound != null ? bound : clock.instant();
-    }
-
-    void observe(Blob b) {
-        gcsTime.observe(LockObject.updated(b), nanoTime.getAsLong());
     }
 
     boolean isOurs(Blob b, String leaseId) {
@@ -1059,7 +1020,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         // Stale when GCS time provably passed updated + ttl, or when this process has itself seen this
         // version unchanged for longer than its TTL (rule 6: observed time; needed because the GCS-time
         // anchors expire after two TTLs, and a process that looks less often would never prove it).
-        boolean stale = gcsTime.isProvablyExpired(updated, objectTtl)
+        boolean stale = store.gcsTime().isProvablyExpired(updated, objectTtl)
                 || unchangedVersions.unchangedForNanos(b.getName(), generation, metageneration, nanoTime.getAsLong())
                         > objectTtl.toNanos();
         return new LockInfo(name, b.getName(), LockObject.owner(b), leaseId, LockObject.meta(b, LockObject.HOST),
@@ -1141,22 +1102,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private static IllegalStateException closedException(String name) {
         return new IllegalStateException("lock '" + name + "' was not acquired: this GcsLockRegistry was closed");
-    }
-
-    static boolean isTransient(StorageException e) {
-        int code = e.getCode();
-        return code == 0 || code == 408 || code == 429 || code >= 500 || e.isRetryable()
-                || e.getCause() instanceof java.io.IOException;
-    }
-
-    private GcsLockException unavailable(String name, StorageException e) {
-        String what = name == null ? "locks under gs://" + bucket + "/" + prefix : "lock '" + name + "'";
-        if (e.getCode() == 401 || e.getCode() == 403) {
-            return new GcsLockException(name, "permission denied on bucket '" + bucket + "' for " + what
-                    + ": the identity needs storage.objects.create, get, update, delete and list (" + e.getMessage() + ")", e);
-        }
-        return new GcsLockException(name, "could not reach GCS for " + what + ", so it is unknown whether the lock is free: "
-                + e.getCode() + " " + e.getMessage(), e);
     }
 
     private static void sleepQuietly(Duration d) {
@@ -1384,16 +1329,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
          */
         public GcsLockRegistry build() {
             validate();
-            Storage bounded = boundedStorage(storage, effectiveOperationTimeout());
+            // Anchors older than two TTLs are dropped: the monotonic clock drifts too, and a kept anchor's
+            // error grows with its age (a contender with a fast clock would deem a live lock stale; rule 6).
+            LockStore store = LockStore.open(storage, effectiveOperationTimeout(), bucket, prefix,
+                    new GcsTimeEstimator(nanoTime, ttl.multipliedBy(2)), nanoTime);
             if (verifyBucket) {
-                checkBucket(bounded);
+                checkBucket(store);
             }
             Duration refreshInterval = effectiveRefreshInterval();
             if (refreshInterval.compareTo(Duration.ofSeconds(1)) < 0) {
                 log.warn("gcslock refresh interval {} is below 1 s: GCS allows about one write per second to one "
                         + "object, so refreshes may be rejected with 429 (fine against the emulator)", refreshInterval);
             }
-            return new GcsLockRegistry(this, bounded);
+            return new GcsLockRegistry(this, store);
         }
 
         private void validate() {
@@ -1431,7 +1379,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (maxRefreshFailures < 1) {
                 throw new GcsLockConfigurationException("maxRefreshFailures", "maxRefreshFailures must be at least 1, got " + maxRefreshFailures);
             }
-            // The seed's bound: with N allowed failures, N refresh intervals must pass well before the TTL,
+            // Rule 10's bound: with N allowed failures, N refresh intervals must pass well before the TTL,
             // so that a holder that cannot refresh aborts before anyone may take over.
             if (refreshInterval.multipliedBy(maxRefreshFailures).compareTo(ttl) >= 0) {
                 throw new GcsLockConfigurationException("refreshInterval", "refreshInterval (" + refreshInterval
@@ -1464,47 +1412,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             }
         }
 
-        /**
-         * The given client with its retries bounded to {@code timeout}: the client retries conditional
-         * requests by itself for up to 50 s by default, which would stall refreshes past the TTL. Same
-         * credentials, project and host.
-         */
-        static Storage boundedStorage(Storage storage, Duration timeout) {
-            StorageOptions options = storage.getOptions();
-            RetrySettings base = options.getRetrySettings();
-            Duration initialDelay = min(Duration.ofMillis(50), timeout.dividedBy(10));
-            RetrySettings bounded = base.toBuilder()
-                    .setTotalTimeoutDuration(timeout)
-                    .setInitialRetryDelayDuration(initialDelay)
-                    .setMaxRetryDelayDuration(min(Duration.ofSeconds(2), timeout.dividedBy(4)))
-                    .setInitialRpcTimeoutDuration(timeout)
-                    .setMaxRpcTimeoutDuration(timeout)
-                    .build();
-            StorageOptions.Builder b = options.toBuilder().setRetrySettings(bounded);
-            TransportOptions transport = options.getTransportOptions();
-            if (transport instanceof HttpTransportOptions http) {
-                int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
-                b.setTransportOptions(http.toBuilder().setConnectTimeout(ms).setReadTimeout(ms).build());
-            }
-            return InterruptTolerantStorage.wrap(b.build().getService());
-        }
-
-        static Storage withoutRetries(Storage bounded) {
-            StorageOptions options = bounded.getOptions();
-            return InterruptTolerantStorage.wrap(options.toBuilder()
-                    .setRetrySettings(options.getRetrySettings().toBuilder().setMaxAttempts(1).build()).build().getService());
-        }
-
-        private static Duration min(Duration a, Duration b) {
-            return a.compareTo(b) <= 0 ? a : b;
-        }
-
-        private void checkBucket(Storage s) {
+        private void checkBucket(LockStore store) {
             Bucket b;
             try {
-                b = s.get(bucket);
+                b = store.readBucket();
             } catch (StorageException e) {
-                if (e.getCode() == 401 || e.getCode() == 403) {
+                if (LockStore.isPermissionDenied(e)) {
                     log.info("gcslock: bucket check of '{}' skipped: the identity lacks storage.buckets.get ({})",
                             bucket, e.getMessage());
                     return;

@@ -2,7 +2,6 @@ package io.github.gcslock;
 
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobInfo;
-import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +27,7 @@ final class LeaseRefresher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LeaseRefresher.class);
 
     private final GcsLockRegistry registry;
-    private final Storage storage;
+    private final LockStore store;
     private final Duration interval;
     private final int maxFailures;
     private final ScheduledThreadPoolExecutor scheduler;
@@ -44,9 +43,9 @@ final class LeaseRefresher implements AutoCloseable {
         return interval;
     }
 
-    LeaseRefresher(GcsLockRegistry registry, Storage storage, Duration interval, int maxFailures, int threads) {
+    LeaseRefresher(GcsLockRegistry registry, LockStore store, Duration interval, int maxFailures, int threads) {
         this.registry = registry;
-        this.storage = storage;
+        this.store = store;
         this.interval = interval;
         this.maxFailures = maxFailures;
         AtomicInteger n = new AtomicInteger();
@@ -164,8 +163,7 @@ final class LeaseRefresher implements AutoCloseable {
             // renewal (a new TTL) reaches the object with the next confirmed refresh.
             LeaseTiming sending = lease.target();
             Instant expires = registry.estimatedGcsNow().plus(sending.ttl());
-            // ifGenerationMatch as well as ifMetagenerationMatch: metagenerations restart at 1 for
-            // every new object of the name, so a metageneration alone can match a newer holder's object.
+            // DESIGN.md rule 7: ifGenerationMatch as well as ifMetagenerationMatch (see LockStore#patch).
             // A fresh refresh id lets a lost-reply adoption tell our own PATCH from anyone else's.
             String refreshId = ProcessIdentity.randomHex(6);
             BlobInfo change = BlobInfo.newBuilder(lease.blobId())
@@ -178,15 +176,13 @@ final class LeaseRefresher implements AutoCloseable {
             lease.unconfirmedRefreshes.put(refreshId, new GcsLease.UnconfirmedRefresh(knownMetageneration, sent));
             Blob after;
             try {
-                after = storage.update(change, Storage.BlobTargetOption.generationMatch(lease.fencingToken()),
-                        Storage.BlobTargetOption.metagenerationMatch(knownMetageneration));
+                after = store.patch(change, lease.fencingToken(), knownMetageneration);
             } catch (StorageException e) {
                 return onRefreshError(lease, e, refreshId, sending);
             } catch (RuntimeException e) {
                 countFailure(lease, e);
                 return false;
             }
-            registry.observe(after);
             if (lease.state() != GcsLease.State.ACTIVE) {
                 return false; // declared lost while this PATCH hung (the deadline passed): LOST is final
             }
@@ -217,7 +213,7 @@ final class LeaseRefresher implements AutoCloseable {
             // the metageneration that refresh was guarded by (someone else's PATCH would not be).
             Blob current;
             try {
-                current = storage.get(lease.blobId());
+                current = store.read(lease.blobId());
             } catch (StorageException again) {
                 countFailure(lease, again);
                 return false;
@@ -228,7 +224,6 @@ final class LeaseRefresher implements AutoCloseable {
                     && registry.isOurs(current, lease.leaseId())
                     && ourUnconfirmedRefresh(lease, current) != null) {
                 GcsLease.UnconfirmedRefresh ours = ourUnconfirmedRefresh(lease, current);
-                registry.observe(current);
                 log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
                 // Dated from that refresh's send: the object's updated is no earlier.
                 lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
@@ -238,7 +233,6 @@ final class LeaseRefresher implements AutoCloseable {
                 registry.notifyRefreshed(lease);
                 return true;
             } else {
-                registry.observe(current);
                 lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)
                         + " with fencing token " + current.getGeneration());
             }

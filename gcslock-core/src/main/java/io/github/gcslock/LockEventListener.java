@@ -1,5 +1,7 @@
 package io.github.gcslock;
 
+import java.time.Duration;
+
 /**
  * Told about what the registry does, for metrics, events and logs. Every method has an empty default.
  *
@@ -34,7 +36,7 @@ public interface LockEventListener {
      * @param outcome {@code acquired}; {@code busy} (tryAcquire found it held); {@code timeout}
      *                (acquire's wait ran out); {@code error} (GCS could not be asked, or bad input)
      */
-    default void acquireFinished(String name, String outcome, java.time.Duration took) {
+    default void acquireFinished(String name, String outcome, Duration took) {
     }
 
     /** A lease was acquired (not for reentrant holds). */

@@ -44,7 +44,7 @@ class InterruptedGcsCallTest {
         GcsEmulator gcs = GcsEmulator.start();
         Storage raw = gcs.storage();
         gcs.close(); // unreachable: every call is retried until interrupted
-        Storage bounded = GcsLockRegistry.Builder.boundedStorage(raw, Duration.ofSeconds(3));
+        Storage bounded = LockStore.boundedStorage(raw, Duration.ofSeconds(3));
 
         AtomicBoolean flag = new AtomicBoolean();
         Throwable e = interruptDuringRetries(() -> bounded.get("locks"), flag);

@@ -1,0 +1,220 @@
+package io.github.gcslock;
+
+import com.google.api.gax.retrying.RetrySettings;
+import com.google.cloud.TransportOptions;
+import com.google.cloud.http.HttpTransportOptions;
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.BlobInfo;
+import com.google.cloud.storage.Bucket;
+import com.google.cloud.storage.Storage;
+import com.google.cloud.storage.StorageException;
+import com.google.cloud.storage.StorageOptions;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * The only holder of the GCS client: every request the engine sends goes through here, and every object
+ * a reply carries feeds the GCS-time estimate here, once (DESIGN.md rule 6 — a reply that did not feed it
+ * would silently leave staleness judged on older anchors). The preconditions each request carries are
+ * the ones its rule names; the engine parts decide what to send and what a reply means.
+ *
+ * <p>Two views share one estimate: this one, whose client retries by itself within the operation
+ * timeout (rule 15), and {@link #singleTry()}, whose client does not retry at all.
+ */
+final class LockStore {
+
+    private final Storage storage;
+    private final String bucket;
+    private final String prefix;
+    private final GcsTimeEstimator gcsTime;
+    private final LongSupplier nanoTime;
+    private final LockStore singleTry;
+
+    private LockStore(Storage storage, Storage singleTryStorage, String bucket, String prefix, GcsTimeEstimator gcsTime,
+            LongSupplier nanoTime) {
+        this.storage = storage;
+        this.bucket = bucket;
+        this.prefix = prefix;
+        this.gcsTime = gcsTime;
+        this.nanoTime = nanoTime;
+        this.singleTry = singleTryStorage == null ? this
+                : new LockStore(singleTryStorage, null, bucket, prefix, gcsTime, nanoTime);
+    }
+
+    /**
+     * A store for lock objects {@code prefix + name} in {@code bucket}, talking through a copy of
+     * {@code given} whose retries are bounded by {@code operationTimeout} (rule 15).
+     */
+    static LockStore open(Storage given, Duration operationTimeout, String bucket, String prefix,
+            GcsTimeEstimator gcsTime, LongSupplier nanoTime) {
+        Storage bounded = boundedStorage(given, operationTimeout);
+        return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime);
+    }
+
+    /**
+     * The same store without the client's own retries, for the attempts of a waiting {@code acquire}: that
+     * loop retries with jittered backoff itself, and a herd of clients each retrying 429s after a release
+     * would spend many requests for nothing. A create whose reply was lost is adopted on the next attempt
+     * (rule 3).
+     */
+    LockStore singleTry() {
+        return singleTry;
+    }
+
+    /** The estimate of GCS time that every reply of this store feeds (rule 6). */
+    GcsTimeEstimator gcsTime() {
+        return gcsTime;
+    }
+
+    String bucket() {
+        return bucket;
+    }
+
+    String prefix() {
+        return prefix;
+    }
+
+    /** The object that holds the lock {@code name}. */
+    BlobId id(String name) {
+        return BlobId.of(bucket, prefix + name);
+    }
+
+    /** Creates {@code object} only if no object of its name exists (rule 2): 412 if one does. */
+    Blob create(BlobInfo object) {
+        Blob created = storage.create(object,
+                LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());
+        observe(created);
+        return created;
+    }
+
+    /** The current object of {@code id}, or null if there is none. */
+    Blob read(BlobId id) {
+        Blob current = storage.get(id);
+        if (current != null) {
+            observe(current);
+        }
+        return current;
+    }
+
+    /** Every lock object under the prefix. */
+    List<Blob> list() {
+        List<Blob> blobs = new ArrayList<>();
+        storage.list(bucket, Storage.BlobListOption.prefix(prefix)).iterateAll().forEach(blobs::add);
+        blobs.forEach(this::observe);
+        return blobs;
+    }
+
+    /**
+     * A metadata PATCH guarded by generation and metageneration (rules 3 and 7): metagenerations restart at
+     * 1 for every new object of a name, so a metageneration alone can match a newer holder's object.
+     * 412 if the object changed, 404 if it is gone.
+     */
+    Blob patch(BlobInfo change, long generation, long metageneration) {
+        Blob after = storage.update(change, Storage.BlobTargetOption.generationMatch(generation),
+                Storage.BlobTargetOption.metagenerationMatch(metageneration));
+        observe(after);
+        return after;
+    }
+
+    /**
+     * A DELETE guarded by generation and metageneration (rule 12): a late release must never delete a
+     * newer holder's object, and metagenerations alone restart at 1 for each generation. Throws 412 if the
+     * object changed; false if it was already gone.
+     */
+    boolean delete(BlobId id, long generation, long metageneration) {
+        return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation),
+                Storage.BlobSourceOption.metagenerationMatch(metageneration));
+    }
+
+    /**
+     * Deletes {@code seen} only if it is unchanged since it was read (rule 5): if its holder refreshed, or
+     * another contender took it over between our read and this delete, the delete fails. True if this
+     * call deleted it.
+     */
+    boolean deleteIfUnchanged(Blob seen) {
+        try {
+            return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),
+                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));
+        } catch (StorageException e) {
+            if (e.getCode() == 412) {
+                return false; // it changed: refreshed by its holder or taken by someone else
+            }
+            throw e;
+        }
+    }
+
+    /** The bucket's settings (for the start-up check, rule 19), or null if it does not exist. */
+    Bucket readBucket() {
+        return storage.get(bucket);
+    }
+
+    private void observe(Blob b) {
+        gcsTime.observe(LockObject.updated(b), nanoTime.getAsLong());
+    }
+
+    // ------------------------------------------------------------------ errors
+
+    /** Whether trying again may help: a timeout, a lost connection, a throttle or a server error. */
+    static boolean isTransient(StorageException e) {
+        int code = e.getCode();
+        return code == 0 || code == 408 || code == 429 || code >= 500 || e.isRetryable()
+                || e.getCause() instanceof IOException;
+    }
+
+    /** The error a caller sees when GCS could not answer for {@code name} (null: for the whole prefix). */
+    GcsLockException unavailable(String name, StorageException e) {
+        String what = name == null ? "locks under gs://" + bucket + "/" + prefix : "lock '" + name + "'";
+        if (isPermissionDenied(e)) {
+            return new GcsLockException(name, "permission denied on bucket '" + bucket + "' for " + what
+                    + ": the identity needs storage.objects.create, get, update, delete and list (" + e.getMessage() + ")", e);
+        }
+        return new GcsLockException(name, "could not reach GCS for " + what + ", so it is unknown whether the lock is free: "
+                + e.getCode() + " " + e.getMessage(), e);
+    }
+
+    static boolean isPermissionDenied(StorageException e) {
+        return e.getCode() == 401 || e.getCode() == 403;
+    }
+
+    // ------------------------------------------------------------------ clients
+
+    /**
+     * The given client with its retries bounded to {@code timeout} (rule 15): the client retries
+     * conditional requests by itself for up to 50 s by default, which would stall refreshes past the TTL.
+     * Same credentials, project and host.
+     */
+    static Storage boundedStorage(Storage storage, Duration timeout) {
+        StorageOptions options = storage.getOptions();
+        RetrySettings base = options.getRetrySettings();
+        Duration initialDelay = min(Duration.ofMillis(50), timeout.dividedBy(10));
+        RetrySettings bounded = base.toBuilder()
+                .setTotalTimeoutDuration(timeout)
+                .setInitialRetryDelayDuration(initialDelay)
+                .setMaxRetryDelayDuration(min(Duration.ofSeconds(2), timeout.dividedBy(4)))
+                .setInitialRpcTimeoutDuration(timeout)
+                .setMaxRpcTimeoutDuration(timeout)
+                .build();
+        StorageOptions.Builder b = options.toBuilder().setRetrySettings(bounded);
+        TransportOptions transport = options.getTransportOptions();
+        if (transport instanceof HttpTransportOptions http) {
+            int ms = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+            b.setTransportOptions(http.toBuilder().setConnectTimeout(ms).setReadTimeout(ms).build());
+        }
+        return InterruptTolerantStorage.wrap(b.build().getService());
+    }
+
+    private static Storage withoutRetries(Storage bounded) {
+        StorageOptions options = bounded.getOptions();
+        return InterruptTolerantStorage.wrap(options.toBuilder()
+                .setRetrySettings(options.getRetrySettings().toBuilder().setMaxAttempts(1).build()).build().getService());
+    }
+
+    private static Duration min(Duration a, Duration b) {
+        return a.compareTo(b) <= 0 ? a : b;
+    }
+}
