@@ -30,7 +30,7 @@ muts = [
  ("eviction at all", E+'GcsLockRegistry.java', "return users == 0 && lease == null;", "return false;", "GcsLockRegistryTest#localStateOfIdleNamesIsEvicted"),
  ("tryLock(<=0) does not wait", E+'GcsDistributedLock.java', "Duration.ofNanos(Math.max(0, unit.toNanos(time)))", "Duration.ofNanos(unit.toNanos(time))", "GcsLockRegistryTest#tryLockWithANonPositiveTimeDoesNotWait"),
  ("obtain twice is one lock", E+'GcsLockRegistry.java', "return new GcsDistributedLock(this, name, lockViewHolds);", "return new GcsDistributedLock(this, name, new GcsDistributedLock.Holds());", "GcsLockRegistryTest#obtainTwiceIsOneLock"),
- ("prefix leaves room for a name", E+'GcsLockRegistry.java', "if (prefixBytes >= LockObject.MAX_OBJECT_NAME_BYTES) {", "if (false) {", "ValidationTest#aPrefixThatLeavesNoRoomForANameIsRefusedAtBuild"),
+ ("prefix leaves room for a name", E+'LockSettings.java', "if (prefixBytes >= LockObject.MAX_OBJECT_NAME_BYTES) {", "if (false) {", "ValidationTest#aPrefixThatLeavesNoRoomForANameIsRefusedAtBuild"),
  ("names must be valid UTF-16", E+'LockObject.java', "int lone = unpairedSurrogateAt(name);", "int lone = -1;", "ValidationTest#rejectsBadLockNames"),
  ("bounded client", E+'LockStore.java', "Storage bounded = boundedStorage(given, operationTimeout);", "Storage bounded = given;", "AlgorithmRulesTest#everyOperationIsBoundedDespiteTheClientsOwnRetries"),
  ("contention: no create precondition", E+'LockStore.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),

@@ -3,7 +3,6 @@ package io.github.gcslock;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
-import com.google.cloud.storage.Bucket;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import org.slf4j.Logger;
@@ -134,23 +133,23 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    private GcsLockRegistry(Builder b, LockStore store) {
+    private GcsLockRegistry(Builder b, LockSettings settings, LockStore store) {
         this.store = store;
-        this.bucket = b.bucket;
-        this.prefix = b.prefix;
-        this.ttl = b.ttl;
-        this.safetyMargin = b.effectiveSafetyMargin();
-        this.refreshInterval = b.effectiveRefreshInterval();
-        this.writeRateWindow = b.writeRateWindow;
-        this.backoff = new Backoff(b.backoffInitial, b.backoffMax, b.backoffMultiplier);
+        this.bucket = settings.bucket();
+        this.prefix = settings.prefix();
+        this.ttl = settings.ttl();
+        this.safetyMargin = settings.safetyMargin();
+        this.refreshInterval = settings.refreshInterval();
+        this.writeRateWindow = settings.writeRateWindow();
+        this.backoff = settings.backoff();
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
         this.listeners.addAll(b.listeners);
-        this.maxRefreshFailures = b.maxRefreshFailures;
+        this.maxRefreshFailures = settings.maxRefreshFailures();
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
-        this.releaseBound = b.effectiveOperationTimeout().multipliedBy(3).plus(b.writeRateWindow);
-        this.refresher = new LeaseRefresher(this, store, refreshInterval, b.maxRefreshFailures, b.refresherThreads);
+        this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
+        this.refresher = new LeaseRefresher(this, store, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -1295,30 +1294,14 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return this;
         }
 
-        /** The refresh interval: as set, else TTL/8 floored to whole seconds (TTL/8 itself when under a second). */
+        /** The refresh interval as {@link #build()} would derive it (for tests of the default). */
         Duration effectiveRefreshInterval() {
-            if (refreshInterval != null || ttl == null) {
-                return refreshInterval;
-            }
-            Duration eighth = ttl.dividedBy(8);
-            return eighth.compareTo(Duration.ofSeconds(1)) < 0 ? eighth : Duration.ofSeconds(eighth.toSeconds());
+            return settings().effectiveRefreshInterval();
         }
 
-        Duration effectiveSafetyMargin() {
-            if (safetyMargin != null) {
-                return safetyMargin;
-            }
-            Duration fifth = ttl.dividedBy(5);
-            Duration half = ttl.minus(effectiveRefreshInterval()).dividedBy(2);
-            return fifth.compareTo(half) < 0 ? fifth : half;
-        }
-
-        Duration effectiveOperationTimeout() {
-            if (operationTimeout != null) {
-                return operationTimeout;
-            }
-            Duration third = ttl.dividedBy(3);
-            return third.compareTo(Duration.ofSeconds(10)) < 0 ? third : Duration.ofSeconds(10);
+        private LockSettings settings() {
+            return new LockSettings(bucket, prefix, ttl, refreshInterval, maxRefreshFailures, safetyMargin,
+                    operationTimeout, backoffInitial, backoffMax, backoffMultiplier, writeRateWindow, refresherThreads);
         }
 
         /**
@@ -1328,126 +1311,20 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
          * @throws GcsLockException if the bucket does not exist or cannot hold locks
          */
         public GcsLockRegistry build() {
-            validate();
+            LockSettings settings = settings().validated();
             // Anchors older than two TTLs are dropped: the monotonic clock drifts too, and a kept anchor's
             // error grows with its age (a contender with a fast clock would deem a live lock stale; rule 6).
-            LockStore store = LockStore.open(storage, effectiveOperationTimeout(), bucket, prefix,
-                    new GcsTimeEstimator(nanoTime, ttl.multipliedBy(2)), nanoTime);
+            LockStore store = LockStore.open(storage, settings.operationTimeout(), bucket, prefix,
+                    new GcsTimeEstimator(nanoTime, settings.ttl().multipliedBy(2)), nanoTime);
             if (verifyBucket) {
-                checkBucket(store);
+                BucketCheck.check(store);
             }
-            Duration refreshInterval = effectiveRefreshInterval();
+            Duration refreshInterval = settings.refreshInterval();
             if (refreshInterval.compareTo(Duration.ofSeconds(1)) < 0) {
                 log.warn("gcslock refresh interval {} is below 1 s: GCS allows about one write per second to one "
                         + "object, so refreshes may be rejected with 429 (fine against the emulator)", refreshInterval);
             }
-            return new GcsLockRegistry(this, store);
-        }
-
-        private void validate() {
-            if (bucket == null || bucket.isBlank()) {
-                throw new GcsLockConfigurationException("bucket", "bucket must be set to the GCS bucket that holds the lock objects");
-            }
-            if (prefix == null) {
-                throw new GcsLockConfigurationException("prefix", "prefix must not be null (use \"\" for none)");
-            }
-            int bad = LockObject.forbiddenCharAt(prefix);
-            if (bad >= 0) {
-                throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(prefix) + "' contains '"
-                        + LockObject.printable(String.valueOf(prefix.charAt(bad))) + "'; control characters and # [ ] * ? are not allowed");
-            }
-            int lone = LockObject.unpairedSurrogateAt(prefix);
-            if (lone >= 0) {
-                throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.printable(LockObject.abbreviated(prefix))
-                        + "' is not valid UTF-16: unpaired surrogate at index " + lone);
-            }
-            // Every lock's object name is prefix + name, at most 1024 bytes: a prefix must leave room for a name.
-            int prefixBytes = LockObject.utf8Length(prefix);
-            if (prefixBytes >= LockObject.MAX_OBJECT_NAME_BYTES) {
-                throw new GcsLockConfigurationException("prefix", "prefix '" + LockObject.abbreviated(prefix) + "' is "
-                        + prefixBytes + " bytes of UTF-8: GCS allows " + LockObject.MAX_OBJECT_NAME_BYTES
-                        + " per object name, prefix and lock name together, so it leaves no room for a lock name");
-            }
-            positive("ttl", ttl);
-            Duration refreshInterval = effectiveRefreshInterval();
-            positive("refreshInterval", refreshInterval);
-            positive("backoff.initial", backoffInitial);
-            positive("backoff.max", backoffMax);
-            if (operationTimeout != null) {
-                positive("operationTimeout", operationTimeout);
-            }
-            if (maxRefreshFailures < 1) {
-                throw new GcsLockConfigurationException("maxRefreshFailures", "maxRefreshFailures must be at least 1, got " + maxRefreshFailures);
-            }
-            // Rule 10's bound: with N allowed failures, N refresh intervals must pass well before the TTL,
-            // so that a holder that cannot refresh aborts before anyone may take over.
-            if (refreshInterval.multipliedBy(maxRefreshFailures).compareTo(ttl) >= 0) {
-                throw new GcsLockConfigurationException("refreshInterval", "refreshInterval (" + refreshInterval
-                        + ") x maxRefreshFailures (" + maxRefreshFailures + ") must be below ttl (" + ttl
-                        + "): a holder must give up before its lock expires; use refreshInterval < " + ttl.dividedBy(maxRefreshFailures));
-            }
-            if (backoffMax.compareTo(backoffInitial) < 0) {
-                throw new GcsLockConfigurationException("backoff.max", "backoff.max (" + backoffMax
-                        + ") must not be below backoff.initial (" + backoffInitial + ")");
-            }
-            if (!(backoffMultiplier >= 1.0) || Double.isInfinite(backoffMultiplier)) {
-                throw new GcsLockConfigurationException("backoff.multiplier", "backoff.multiplier must be at least 1, got " + backoffMultiplier);
-            }
-            Duration margin = effectiveSafetyMargin();
-            if (margin.isNegative() || ttl.minus(margin).compareTo(refreshInterval) <= 0) {
-                throw new GcsLockConfigurationException("safetyMargin", "safetyMargin (" + margin
-                        + ") must be at least 0 and leave more than one refreshInterval (" + refreshInterval + ") of the ttl (" + ttl + ")");
-            }
-            if (writeRateWindow.isNegative()) {
-                throw new GcsLockConfigurationException("writeRateWindow", "writeRateWindow must not be negative, got " + writeRateWindow);
-            }
-            if (refresherThreads < 1) {
-                throw new GcsLockConfigurationException("refresherThreads", "refresherThreads must be at least 1, got " + refresherThreads);
-            }
-        }
-
-        private static void positive(String setting, Duration d) {
-            if (d == null || d.isZero() || d.isNegative()) {
-                throw new GcsLockConfigurationException(setting, setting + " must be a positive duration, got " + d);
-            }
-        }
-
-        private void checkBucket(LockStore store) {
-            Bucket b;
-            try {
-                b = store.readBucket();
-            } catch (StorageException e) {
-                if (LockStore.isPermissionDenied(e)) {
-                    log.info("gcslock: bucket check of '{}' skipped: the identity lacks storage.buckets.get ({})",
-                            bucket, e.getMessage());
-                    return;
-                }
-                log.warn("gcslock: could not read bucket '{}' to check it ({}); locking will be tried anyway and "
-                        + "will report errors per lock", bucket, e.getMessage());
-                return;
-            }
-            if (b == null) {
-                throw new GcsLockException(null, "bucket '" + bucket + "' does not exist; create it or set the bucket to an existing one");
-            }
-            if (b.getRetentionPeriodDuration() != null && !b.getRetentionPeriodDuration().isZero()) {
-                throw new GcsLockException(null, "bucket '" + bucket + "' has a retention policy ("
-                        + b.getRetentionPeriodDuration() + "): lock objects could not be deleted on release, so every "
-                        + "lock would stay taken until its TTL; use a bucket without retention policy");
-            }
-            if (Boolean.TRUE.equals(b.getDefaultEventBasedHold())) {
-                throw new GcsLockException(null, "bucket '" + bucket + "' places an event-based hold on new objects by "
-                        + "default: lock objects could not be deleted on release; use a bucket without default event-based hold");
-            }
-            if (Boolean.TRUE.equals(b.versioningEnabled())) {
-                log.info("gcslock: bucket '{}' has object versioning on: released lock objects are kept as noncurrent "
-                        + "versions (harmless for locking, but they cost storage until a lifecycle rule deletes them)", bucket);
-            }
-            if (b.getSoftDeletePolicy() != null && b.getSoftDeletePolicy().getRetentionDuration() != null
-                    && !b.getSoftDeletePolicy().getRetentionDuration().isZero()) {
-                log.info("gcslock: bucket '{}' has soft delete ({}): released lock objects are kept that long "
-                        + "(harmless for locking; consider disabling soft delete on a lock bucket)", bucket,
-                        b.getSoftDeletePolicy().getRetentionDuration());
-            }
+            return new GcsLockRegistry(this, settings, store);
         }
     }
 }
