@@ -24,7 +24,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
@@ -68,7 +67,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final LeaseTiming defaultTiming;
     /** GCS allows about one write per second to one object name; after a 429, waiting this long helps. */
     private final Duration writeRateWindow;
-    private final Backoff backoff;
+    private final WaitPacing pacing;
     private final Clock clock;
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
@@ -141,7 +140,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.safetyMargin = settings.safetyMargin();
         this.refreshInterval = settings.refreshInterval();
         this.writeRateWindow = settings.writeRateWindow();
-        this.backoff = settings.backoff();
+        this.pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
@@ -353,10 +352,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 if (remaining <= 0) {
                     throw new LockNotAcquiredException(name, maxWait, holder, lastError);
                 }
-                // A 429 on the create means the object was written (released) under a second ago: the
-                // write limit will refuse every create until that second is over, so wait for it.
-                Duration delay = lastError != null && lastError.getCode() == 429 ? writeWindowDelay()
-                        : lastError == null && holder != null ? pollDelay(holder, n) : backoff.delay(n);
+                // Rule 16: after a 429 the write window, after seeing a holder its next useful moment.
+                Duration delay = pacing.next(lastError, holder, store.gcsTime()::lowerBoundNow, n);
                 long sleep = Math.min(remaining, delay.toNanos());
                 if (closing.await(sleep, TimeUnit.NANOSECONDS)) {
                     checkOpen(name); // close() woke us: fail now, not after the backoff
@@ -393,32 +390,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             }
             return current.idle() ? null : current;
         });
-    }
-
-    /**
-     * How long a waiter sleeps after seeing {@code holder}: its backoff, but not less than until two write
-     * windows after the holder's last write (GCS time). With about one write per second per object, the
-     * holder's delete and the next create each need a window, so polling sooner cannot succeed; this
-     * keeps short holds from costing every waiter a poll or two per handoff.
-     */
-    private Duration pollDelay(LockInfo holder, int attempt) {
-        Duration backoffDelay = backoff.delay(attempt);
-        Instant gcsNow = store.gcsTime().lowerBoundNow();
-        if (holder.updated() == null || gcsNow == null || writeRateWindow.isZero()) {
-            return backoffDelay;
-        }
-        Duration untilUseful = Duration.between(gcsNow, holder.updated().plus(writeRateWindow.multipliedBy(2)));
-        if (untilUseful.isNegative()) {
-            return backoffDelay;
-        }
-        Duration useful = untilUseful.plus(writeWindowDelay().minus(writeRateWindow)); // + jitter
-        return useful.compareTo(backoffDelay) > 0 ? useful : backoffDelay;
-    }
-
-    /** The write window plus up to 10 % jitter, so that contenders refused together do not retry together. */
-    private Duration writeWindowDelay() {
-        long jitter = ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1);
-        return writeRateWindow.plusNanos(jitter);
     }
 
     /** The outcome of one attempt: a lease, or the holder seen. */
