@@ -63,6 +63,8 @@ muts = [
  ("refresh writes the lease's TTL", E+'LeaseRefresher.java', "LockObject.TTL, Long.toString(sending.ttl().toMillis())", "LockObject.TTL, Long.toString(registry.ttl().toMillis())", "PerAcquisitionTtlTest#renewalRefreshesAtOnceAndMayChangeTheTtl"),
  ("a shorter TTL caps the deadline when sent", E+'GcsLease.java', "if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {", "if (false) {", "PerAcquisitionTtlTest#aShorterTtlCapsTheDeadlineFromTheMomentItIsSent"),
  ("close waits for releases in progress", E+'GcsLockRegistry.java', "refresher.close(releaseBound);", "refresher.close();", "CloseDuringReleaseTest"),
+ ("a lease past its deadline on arrival is not handed out", E+'GcsLockRegistry.java', "if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {\n            return false;", "if (true) {\n            return false;", "PerAcquisitionTimingTest#aLeaseWhoseCreateReplyArrivesPastItsDeadlineIsNotHandedOut"),
+ ("calls for a short-TTL lease bounded by its TTL/3", E+'GcsLockRegistry.java', "return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;", "return store;", "PerAcquisitionTimingTest#aShortPerAcquisitionTtlLeaseSurvivesOneHungRefreshReplyLikeARegistryTtlLease"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

@@ -6,14 +6,10 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -52,7 +48,7 @@ final class GcsLease implements Lease {
     /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
     final ReentrantLock io = new ReentrantLock();
 
-    private final AtomicBoolean outerHoldReturned = new AtomicBoolean();
+    private final java.util.concurrent.atomic.AtomicBoolean outerHoldReturned = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile State state = State.ACTIVE;
     private volatile boolean releasing;
     private volatile String lostReason;
@@ -67,10 +63,10 @@ final class GcsLease implements Lease {
      * Any of them may have committed, so a later 412 that shows one of these ids is our own write, not
      * someone else's. Touched only under {@link #io}.
      */
-    final Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new LinkedHashMap<>();
+    final java.util.Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new java.util.LinkedHashMap<>();
     volatile ScheduledFuture<?> refreshTask;
     /** Bumped by a renewal, which refreshes at once and starts a new schedule: an older scheduled refresh then ends its chain. */
-    final AtomicInteger refreshChain = new AtomicInteger();
+    final java.util.concurrent.atomic.AtomicInteger refreshChain = new java.util.concurrent.atomic.AtomicInteger();
     volatile ScheduledFuture<?> deadlineTask;
 
     GcsLease(GcsLockRegistry registry, String name, BlobId blobId, long generation, long metageneration,
@@ -233,15 +229,18 @@ final class GcsLease implements Lease {
      * A refresh carrying {@code sent} goes out at {@code sentNanos}. If it shortens the deadline span, others
      * may judge the object by the shorter TTL as soon as it commits (maybe without our hearing of it), so
      * the deadline is capped at the send time plus the shorter span until a later refresh is confirmed.
+     * True if this moved the deadline closer (the deadline timer must be re-armed).
      */
-    void sending(LeaseTiming sent, long sentNanos) {
+    boolean sending(LeaseTiming sent, long sentNanos) {
         if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {
             long cap = sentNanos + sent.deadlineSpanNanos();
             if (!deadlineCapped || cap - deadlineCapNanos < 0) {
                 deadlineCapNanos = cap;
                 deadlineCapped = true;
+                return true;
             }
         }
+        return false;
     }
 
     /** A refresh carrying {@code sent} was confirmed: the object holds its TTL, so it is the one in force. */
@@ -305,7 +304,7 @@ final class GcsLease implements Lease {
     /** A listener given to {@link #onLost}, told at most once. */
     private final class LostListener {
         private final LeaseLostListener listener;
-        private final AtomicBoolean told = new AtomicBoolean();
+        private final java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
 
         LostListener(LeaseLostListener listener) {
             this.listener = listener;

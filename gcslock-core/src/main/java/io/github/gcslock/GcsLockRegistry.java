@@ -57,6 +57,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** Every GCS request; its {@link LockStore#singleTry()} view serves the attempts of a waiting acquire. */
     private final LockStore store;
+    /** The registry's bound on one GCS call (rule 15); a lease with a shorter TTL gets a tighter one ({@link #storeFor}). */
+    private final Duration operationTimeout;
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
@@ -134,6 +136,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private GcsLockRegistry(Builder b, LockSettings settings, LockStore store) {
         this.store = store;
+        this.operationTimeout = settings.operationTimeout();
         this.bucket = settings.bucket();
         this.prefix = settings.prefix();
         this.ttl = settings.ttl();
@@ -271,7 +274,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean acquired = false;
         try {
             checkOpen(name);
-            Attempt result = attempt(name, ProcessIdentity.randomHex(8), store, new UnknownCreates(), timing);
+            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new UnknownCreates(), timing);
             if (result.lease != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease));
@@ -328,11 +331,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 try {
                     // After seeing the lock held, poll with a read (1 request) and only try to create when
                     // it is gone or may be taken over: a create that fails costs a create and a read.
-                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, store.singleTry()) : null;
+                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, storeFor(timing).singleTry()) : null;
                     if (stillHeld != null) {
                         holder = stillHeld;
                     } else {
-                        Attempt result = attempt(name, leaseId, store.singleTry(), unknownCreates, timing);
+                        Attempt result = attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing);
                         if (result.lease != null) {
                             acquired = true;
                             return own(slot, result.lease);
@@ -429,7 +432,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             try {
                 Blob created = store.create(
                         LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, estimatedGcsNow().plus(ttl)));
-                return new Attempt(newLease(name, created, leaseId, now, sent, timing), null);
+                GcsLease lease = newLease(name, created, leaseId, now, sent, timing);
+                if (arrivedPastItsDeadline(lease, created, store)) {
+                    continue;
+                }
+                return new Attempt(lease, null);
             } catch (StorageException e) {
                 if (e.getCode() != 412) {
                     if (e.getCode() != 404) {
@@ -465,11 +472,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     if (confirmed == null) {
                         continue; // deleted or changed since our read: someone took it over; look again
                     }
+                    GcsLease lease = newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos(), timing);
+                    if (arrivedPastItsDeadline(lease, confirmed.blob(), store)) {
+                        continue;
+                    }
                     log.debug("lock '{}': adopted our own create whose reply was lost, after confirming it", name);
-                    return new Attempt(newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos(), timing), null);
+                    return new Attempt(lease, null);
+                }
+                GcsLease lease = newLease(name, current, leaseId, now, writtenFrom, timing);
+                if (arrivedPastItsDeadline(lease, current, store)) {
+                    continue;
                 }
                 log.debug("lock '{}': adopted our own create whose reply was lost", name);
-                return new Attempt(newLease(name, current, leaseId, now, writtenFrom, timing), null);
+                return new Attempt(lease, null);
             }
             if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
@@ -491,6 +506,40 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return new Attempt(null, seen);
         }
         return new Attempt(null, seen);
+    }
+
+    /**
+     * DESIGN.md rule 11 at hand-out: whether {@code lease}'s deadline had already passed when the reply that
+     * made it arrived (a create or confirm reply that was slow — within the operation timeout — or read by a
+     * starved thread). Other processes may already judge the object stale and have taken it over, so such a
+     * lease is never handed out, not even as an unhealthy one (a caller that does not check would run its
+     * job beside the next holder). The object is deleted guarded by what we saw, so a takeover that already
+     * happened is never undone; if that delete fails, the object is ours with no live lease, and the next
+     * attempt retakes it (rule 4).
+     */
+    private boolean arrivedPastItsDeadline(GcsLease lease, Blob object, LockStore store) {
+        if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {
+            return false;
+        }
+        log.info("lock '{}': the reply that acquired it came after its deadline ({} after the request was sent); "
+                + "not handing it out, deleting it", lease.name(), lease.timing().ttl().minus(lease.timing().safetyMargin()));
+        try {
+            store.deleteIfUnchanged(object);
+        } catch (StorageException e) {
+            log.debug("lock '{}': could not delete the late lock object; the next attempt retakes it", lease.name(), e);
+        }
+        return true;
+    }
+
+    /**
+     * The store for calls made for a lease of {@code timing} (rule 15): each call must fail well before the
+     * lease's deadline so that the next refresh can still run, so a lease whose TTL is shorter than the
+     * registry's gets calls bounded by TTL/3 (the registry's own default rule) instead of the registry's
+     * operation timeout — a 10 s timeout would outlast a 2 s lease's whole deadline.
+     */
+    LockStore storeFor(LeaseTiming timing) {
+        Duration third = Duration.ofMillis(Math.max(1, timing.ttl().toMillis() / 3));
+        return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;
     }
 
     private record Confirmed(Blob blob, long sentNanos) {

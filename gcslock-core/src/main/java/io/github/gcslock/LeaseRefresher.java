@@ -86,13 +86,22 @@ final class LeaseRefresher implements AutoCloseable {
             confirmed = refresh(lease);
         } finally {
             scheduleRefresh(lease, lease.target().refreshInterval());
-            ScheduledFuture<?> deadline = lease.deadlineTask;
-            if (deadline != null) {
-                deadline.cancel(false);
-            }
-            armDeadline(lease); // a shorter TTL may have moved the deadline closer
+            rearmDeadline(lease); // a shorter TTL may have moved the deadline closer
         }
         return confirmed;
+    }
+
+    /** The timing with the shorter TTL: its calls must fit the tighter deadline (rule 15). */
+    private static LeaseTiming shorterOf(LeaseTiming a, LeaseTiming b) {
+        return a.ttl().compareTo(b.ttl()) <= 0 ? a : b;
+    }
+
+    private void rearmDeadline(GcsLease lease) {
+        ScheduledFuture<?> deadline = lease.deadlineTask;
+        if (deadline != null) {
+            deadline.cancel(false);
+        }
+        armDeadline(lease);
     }
 
     /** Runs {@code task} after {@code delay} on the shared scheduler (used for deferred releases). */
@@ -170,13 +179,18 @@ final class LeaseRefresher implements AutoCloseable {
                     .setMetadata(Map.of(LockObject.EXPIRES, expires.toString(), LockObject.REFRESH, refreshId,
                             LockObject.TTL, Long.toString(sending.ttl().toMillis())))
                     .build();
-            lease.sending(sending, sent);
+            if (lease.sending(sending, sent)) {
+                // A shorter TTL goes out: once this PATCH commits, others judge the object by it, perhaps
+                // before its reply reaches us (or never). The deadline timer must fire by the capped deadline,
+                // not the old one, or the lost callback would come after a takeover (DESIGN.md rule 11).
+                rearmDeadline(lease);
+            }
             // Remembered until a refresh is confirmed: if this one times out but commits, the next refresh
             // meets 412 and must recognise the change as ours (a slow reply that still committed).
             lease.unconfirmedRefreshes.put(refreshId, new GcsLease.UnconfirmedRefresh(knownMetageneration, sent));
             Blob after;
             try {
-                after = store.patch(change, lease.fencingToken(), knownMetageneration);
+                after = registry.storeFor(shorterOf(sending, lease.timing())).patch(change, lease.fencingToken(), knownMetageneration);
             } catch (StorageException e) {
                 return onRefreshError(lease, e, refreshId, sending);
             } catch (RuntimeException e) {
@@ -213,7 +227,7 @@ final class LeaseRefresher implements AutoCloseable {
             // the metageneration that refresh was guarded by (someone else's PATCH would not be).
             Blob current;
             try {
-                current = store.read(lease.blobId());
+                current = registry.storeFor(lease.timing()).read(lease.blobId());
             } catch (StorageException again) {
                 countFailure(lease, again);
                 return false;

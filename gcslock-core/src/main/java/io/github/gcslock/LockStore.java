@@ -15,6 +15,8 @@ import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
 /**
@@ -34,6 +36,7 @@ final class LockStore {
     private final GcsTimeEstimator gcsTime;
     private final LongSupplier nanoTime;
     private final LockStore singleTry;
+    private final Map<Duration, LockStore> tighter = new ConcurrentHashMap<>();
 
     private LockStore(Storage storage, Storage singleTryStorage, String bucket, String prefix, GcsTimeEstimator gcsTime,
             LongSupplier nanoTime) {
@@ -64,6 +67,18 @@ final class LockStore {
      */
     LockStore singleTry() {
         return singleTry;
+    }
+
+    /**
+     * The same store (bucket, prefix, estimate) with every call bounded by {@code timeout} instead (rule 15),
+     * for a lease whose own TTL is shorter than the registry's: each of its calls must fail well before its
+     * deadline so that the next refresh can still run. Cached per timeout (few distinct values).
+     */
+    LockStore boundedTo(Duration timeout) {
+        return tighter.computeIfAbsent(timeout, t -> {
+            Storage bounded = boundedStorage(storage, t);
+            return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime);
+        });
     }
 
     /** The estimate of GCS time that every reply of this store feeds (rule 6). */
