@@ -626,9 +626,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     safely(() -> l.fencingTokenRegression(lease, before.generation()));
                 }
             }
-            for (LockEventListener l : listeners) {
-                safely(() -> l.acquired(lease));
-            }
+            // First among the lease's events (rule 20): its refreshes, already scheduled, queue behind this.
+            events.runHereFirst(lease.name(), () -> {
+                for (LockEventListener l : listeners) {
+                    safely(() -> l.acquired(lease));
+                }
+            });
         } catch (Error e) {
             // safely() swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
             // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so

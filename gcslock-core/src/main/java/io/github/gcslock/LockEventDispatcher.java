@@ -82,6 +82,40 @@ final class LockEventDispatcher {
         }
     }
 
+    /**
+     * Runs {@code event} on the calling thread now, as the next event of {@code lockName}: events of that
+     * lock raised while it runs (a new lease's first refreshes) wait for it and then run on this
+     * dispatcher's threads. For "acquired", whose listeners run on the acquiring thread (a failure there
+     * must reach the caller, who then does not hold the lock) and must come before the lease's other events.
+     * If another thread is still delivering earlier events of the name (a previous lease's), the event runs
+     * here at once.
+     */
+    void runHereFirst(String lockName, Runnable event) {
+        boolean claimed;
+        synchronized (this) {
+            claimed = !pending.containsKey(lockName);
+            if (claimed) {
+                pending.put(lockName, new ArrayDeque<>());
+            }
+        }
+        try {
+            event.run();
+        } finally {
+            if (claimed) {
+                boolean queuedMeanwhile;
+                synchronized (this) {
+                    queuedMeanwhile = !pending.get(lockName).isEmpty();
+                    if (!queuedMeanwhile) {
+                        pending.remove(lockName); // nothing waited: a release on this thread may run here later
+                    }
+                }
+                if (queuedMeanwhile) {
+                    pool.execute(() -> drain(lockName));
+                }
+            }
+        }
+    }
+
     /** Queues {@code event}; true if the caller must start draining (no thread drains this lock now). */
     private boolean enqueue(String lockName, Runnable event) {
         synchronized (this) {
