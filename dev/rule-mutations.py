@@ -6,11 +6,11 @@ import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 E='gcslock-core/src/main/java/io/github/gcslock/'
 muts = [
- ("adopt own create", E+'GcsLockRegistry.java', "if (me.owner().equals(owner) && leaseId.equals(currentLease)) {", "if (false) {", "AlgorithmRulesTest#adoptsItsOwnCreateWhoseReplyWasLost"),
- ("leaked retake", E+'GcsLockRegistry.java', "if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {", "if (false) {", "AlgorithmRulesTest#retakesALeaseThisProcessLeakedAtOnce"),
+ ("adopt own create", E+'AcquireAttempt.java', "if (me.owner().equals(owner) && leaseId.equals(currentLease)) {", "if (false) {", "AlgorithmRulesTest#adoptsItsOwnCreateWhoseReplyWasLost"),
+ ("leaked retake", E+'AcquireAttempt.java', "if (me.owner().equals(owner) && !engine.isLive(currentLease)) {", "if (false) {", "AlgorithmRulesTest#retakesALeaseThisProcessLeakedAtOnce"),
  ("stale takeover metageneration precondition", E+'LockStore.java', "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),\n                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()));", "AlgorithmRulesTest#staleTakeoverDoesNotDeleteALockRefreshedBetweenReadAndDelete"),
  ("stale takeover generation precondition", E+'LockStore.java', "return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),\n                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "return storage.delete(BlobId.of(seen.getBucket(), seen.getName()), Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));", "AlgorithmRulesTest#staleTakeoverDoesNotDeleteANewHoldersObjectWithTheSameMetageneration"),
- ("stale takeover at all", E+'GcsLockRegistry.java', "if (seen.stale()) {", "if (false) {", "AlgorithmRulesTest#takesOverALockWhoseHolderStoppedRefreshing"),
+ ("stale takeover at all", E+'AcquireAttempt.java', "if (seen.stale()) {", "if (false) {", "AlgorithmRulesTest#takesOverALockWhoseHolderStoppedRefreshing"),
  ("release generation precondition", E+'LockStore.java', "return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation),\n                Storage.BlobSourceOption.metagenerationMatch(metageneration));", "return storage.delete(BlobId.of(id.getBucket(), id.getName()), Storage.BlobSourceOption.metagenerationMatch(metageneration));", "AlgorithmRulesTest#aLateReleaseNeverDeletesTheNextHoldersLock"),
  ("release waits for in-flight refresh", E+'GcsLockRegistry.java', "lease.io.lock(); // waits", "// lease.io.lock(); // waits", "AlgorithmRulesTest#releaseDuringARefreshStillDeletesTheObject"),
  ("refresh adopt lost reply", E+'LeaseRefresher.java', "&& ourUnconfirmedRefresh(lease, current) != null) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
@@ -35,8 +35,8 @@ muts = [
  ("bounded client", E+'LockStore.java', "Storage bounded = boundedStorage(given, operationTimeout);", "Storage bounded = given;", "AlgorithmRulesTest#everyOperationIsBoundedDespiteTheClientsOwnRetries"),
  ("contention: no create precondition", E+'LockStore.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
  # issue 10 hole 1: an adopted create is dated from the earliest create of the acquire whose outcome was unknown
- ("adoption dated from the earliest unknown create", E+'GcsLockRegistry.java', "long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);", "long writtenFrom = sent;", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
- ("old adoption confirmed by a guarded PATCH", E+'GcsLockRegistry.java', "if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
+ ("adoption dated from the earliest unknown create", E+'AcquireAttempt.java', "long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);", "long writtenFrom = sent;", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
+ ("old adoption confirmed by a guarded PATCH", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
  # issue 10 hole 3: unconfirmed refreshes stay adoptable; release that meets 412 deletes the object if still ours
  ("unconfirmed refresh ids remembered", E+'LeaseRefresher.java', "lease.unconfirmedRefreshes.put(refreshId,", "lease.unconfirmedRefreshes.clear(); lease.unconfirmedRefreshes.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
  ("release re-reads after 412", E+'GcsLockRegistry.java', "                    deleteIfStillOurs(lease);\n", "", "EngineSafetyRulesTest#releaseAfterARefreshWhoseReplyCameTooLateStillDeletesTheObject"),
@@ -58,12 +58,12 @@ muts = [
  ("observed time: a new metageneration restarts the count", E+'UnchangedVersions.java', "|| seen.metageneration != metageneration) {", ") {", "ObservedTimeTest#aLockRefreshedBetweenLooksIsNotTakenOver"),
 
  # issue 13: an acquisition's own TTL (stored in the object, its own refresh cadence and deadline; renewals)
- ("per-acquisition TTL stored in the object", E+'GcsLockRegistry.java', "        Duration ttl = timing.ttl();\n", "        Duration ttl = this.ttl;\n", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
+ ("per-acquisition TTL stored in the object", E+'AcquireAttempt.java', "        Duration ttl = timing.ttl();\n", "        Duration ttl = Duration.ofMinutes(5);\n", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
  ("per-acquisition TTL judges the lease's own deadline", E+'GcsLockRegistry.java', "sentNanos, timing);", "sentNanos, defaultTiming);", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
  ("refresh writes the lease's TTL", E+'LeaseRefresher.java', "LockObject.TTL, Long.toString(sending.ttl().toMillis())", "LockObject.TTL, Long.toString(registry.ttl().toMillis())", "PerAcquisitionTtlTest#renewalRefreshesAtOnceAndMayChangeTheTtl"),
  ("a shorter TTL caps the deadline when sent", E+'GcsLease.java', "if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {", "if (false) {", "PerAcquisitionTtlTest#aShorterTtlCapsTheDeadlineFromTheMomentItIsSent"),
  ("close waits for releases in progress", E+'GcsLockRegistry.java', "refresher.close(releaseBound);", "refresher.close();", "CloseDuringReleaseTest"),
- ("a lease past its deadline on arrival is not handed out", E+'GcsLockRegistry.java', "if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {\n            return false;", "if (true) {\n            return false;", "PerAcquisitionTimingTest#aLeaseWhoseCreateReplyArrivesPastItsDeadlineIsNotHandedOut"),
+ ("a lease past its deadline on arrival is not handed out", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {\n            return false;", "if (true) {\n            return false;", "PerAcquisitionTimingTest#aLeaseWhoseCreateReplyArrivesPastItsDeadlineIsNotHandedOut"),
  ("calls for a short-TTL lease bounded by its TTL/3", E+'GcsLockRegistry.java', "return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;", "return store;", "PerAcquisitionTimingTest#aShortPerAcquisitionTtlLeaseSurvivesOneHungRefreshReplyLikeARegistryTtlLease"),
  ("acquired first among a lease's events", E+'GcsLockRegistry.java', "            events.runHereFirst(lease.name(), () -> {", "            ((java.util.function.BiConsumer<String, Runnable>) (n, r) -> r.run()).accept(lease.name(), () -> {", "ListenerOrderTest"),
 ]

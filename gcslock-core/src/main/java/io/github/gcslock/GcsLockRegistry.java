@@ -2,7 +2,6 @@ package io.github.gcslock;
 
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
-import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import org.slf4j.Logger;
@@ -32,15 +31,8 @@ import java.util.function.LongSupplier;
  * The lock engine: distributed locks held as objects in one GCS bucket, following Hongli Lai's
  * robust Cloud Storage lock with the improvements numbered as rules in {@code docs/DESIGN.md}.
  *
- * <h2>An acquire attempt</h2>
- * <ol>
- * <li>Create the lock object with {@code ifGenerationMatch=0}: success means we hold it.</li>
- * <li>On 412 (it exists) read it once and decide: gone meanwhile → create again at once; ours from
- * this very attempt → adopt it (the client retried our create after a lost reply); ours but from a
- * lease this process no longer has → leaked, delete and retake at once; provably stale → delete
- * with generation + metageneration preconditions and retake at once; otherwise someone holds it.</li>
- * </ol>
- * Held leases are refreshed by the {@link LeaseRefresher}; release deletes with the same preconditions.
+ * <p>One attempt (create, or read and adopt / retake / take over) is an {@link AcquireAttempt}; a waiting
+ * acquire repeats it, paced by {@link WaitPacing}. Held leases are refreshed by the {@link LeaseRefresher}; release deletes with the same preconditions.
  * Every GCS request goes through the {@link LockStore}.
  *
  * <p>Uncontended acquire + release costs exactly two GCS requests; a refresh costs one.
@@ -52,8 +44,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(GcsLockRegistry.class);
 
 
-    /** How many times one attempt may "retry at once" (object vanished, leaked or stale deleted) before giving up. */
-    private static final int MAX_IMMEDIATE_RETRIES = 4;
 
     /** Every GCS request; its {@link LockStore#singleTry()} view serves the attempts of a waiting acquire. */
     private final LockStore store;
@@ -75,6 +65,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final ProcessIdentity me;
     private final UnchangedVersions unchangedVersions = new UnchangedVersions();
     private final LeaseRefresher refresher;
+    private final AcquireAttempt attempts;
     /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
     private final Duration releaseBound;
     private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
@@ -151,6 +142,33 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.maxRefreshFailures = settings.maxRefreshFailures();
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
         this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
+        this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, new AcquireAttempt.Engine() {
+            @Override
+            public boolean isLive(String leaseId) {
+                return liveByLeaseId.containsKey(leaseId);
+            }
+
+            @Override
+            public LockInfo info(String name, Blob object) {
+                return GcsLockRegistry.this.info(name, object);
+            }
+
+            @Override
+            public void tookOver(String name, LockInfo stale) {
+                notifyTookOver(name, stale);
+            }
+
+            @Override
+            public GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos,
+                    LeaseTiming timing) {
+                return GcsLockRegistry.this.newLease(name, object, leaseId, acquiredAt, sentNanos, timing);
+            }
+
+            @Override
+            public Instant estimatedGcsNow() {
+                return GcsLockRegistry.this.estimatedGcsNow();
+            }
+        });
         this.refresher = new LeaseRefresher(this, store, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
     }
 
@@ -274,12 +292,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean acquired = false;
         try {
             checkOpen(name);
-            Attempt result = attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new UnknownCreates(), timing);
-            if (result.lease != null) {
+            AcquireAttempt.Result result = attempts.run(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing);
+            if (result.lease() != null) {
                 acquired = true;
-                return Optional.of(own(slot, result.lease));
+                return Optional.of(own(slot, result.lease()));
             }
-            notifyNotAcquired(name, result.holder);
+            notifyNotAcquired(name, result.holder());
             return Optional.empty();
         } catch (StorageException e) {
             throw store.unavailable(name, e);
@@ -323,7 +341,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             String leaseId = ProcessIdentity.randomHex(8);
             // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
             // written the object we later adopt, so the adopted object is dated from the earliest.
-            UnknownCreates unknownCreates = new UnknownCreates();
+            AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
             LockInfo holder = null;
             StorageException lastError = null;
             for (int n = 0; ; n++) {
@@ -331,16 +349,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 try {
                     // After seeing the lock held, poll with a read (1 request) and only try to create when
                     // it is gone or may be taken over: a create that fails costs a create and a read.
-                    LockInfo stillHeld = holder != null && lastError == null ? stillHeldBySomeoneElse(name, storeFor(timing).singleTry()) : null;
+                    LockInfo stillHeld = holder != null && lastError == null ? attempts.stillHeldBySomeoneElse(name, storeFor(timing).singleTry()) : null;
                     if (stillHeld != null) {
                         holder = stillHeld;
                     } else {
-                        Attempt result = attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing);
-                        if (result.lease != null) {
+                        AcquireAttempt.Result result = attempts.run(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing);
+                        if (result.lease() != null) {
                             acquired = true;
-                            return own(slot, result.lease);
+                            return own(slot, result.lease());
                         }
-                        holder = result.holder;
+                        holder = result.holder();
                         lastError = null;
                     }
                     notifyNotAcquired(name, holder);
@@ -395,142 +413,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         });
     }
 
-    /** The outcome of one attempt: a lease, or the holder seen. */
-    private record Attempt(GcsLease lease, LockInfo holder) {
-    }
-
-    /**
-     * The send time of the earliest create (of one acquire call, all with one lease id) whose outcome is
-     * unknown: it may have committed, and the object it wrote is as old as that send, not as old as the
-     * create that later finds it.
-     */
-    private static final class UnknownCreates {
-        private boolean any;
-        private long earliestSentNanos;
-
-        void record(long sentNanos) {
-            if (!any || sentNanos - earliestSentNanos < 0) {
-                any = true;
-                earliestSentNanos = sentNanos;
-            }
-        }
-
-        /** When an object of ours found by a create sent at {@code sentNanos} may have been written, at the earliest. */
-        long writtenNoEarlierThan(long sentNanos) {
-            return any && earliestSentNanos - sentNanos < 0 ? earliestSentNanos : sentNanos;
-        }
-    }
-
-    /** One attempt of the acquire algorithm, including the "retry at once" cases. Throws StorageException on errors. */
-    private Attempt attempt(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing) {
-        Duration ttl = timing.ttl();
-        BlobId id = store.id(name);
-        LockInfo seen = null;
-        for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
-            long sent = nanoTime.getAsLong();
-            Instant now = clock.instant();
-            try {
-                Blob created = store.create(
-                        LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, estimatedGcsNow().plus(ttl)));
-                GcsLease lease = newLease(name, created, leaseId, now, sent, timing);
-                if (arrivedPastItsDeadline(lease, created, store)) {
-                    continue;
-                }
-                return new Attempt(lease, null);
-            } catch (StorageException e) {
-                if (e.getCode() != 412) {
-                    if (e.getCode() != 404) {
-                        unknownCreates.record(sent); // a lost reply or a timeout: it may have committed
-                    }
-                    if (e.getCode() == 404) {
-                        throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
-                                + "to creating lock object '" + id.getName() + "')", e);
-                    }
-                    throw e;
-                }
-            }
-            // 412: the object exists. Read it once to learn whose it is and when it was last written.
-            Blob current = store.read(id);
-            if (current == null) {
-                continue; // released between our create and our read: try again at once
-            }
-            String owner = LockObject.owner(current);
-            String currentLease = LockObject.leaseId(current);
-            seen = info(name, current);
-            if (me.owner().equals(owner) && leaseId.equals(currentLease)) {
-                // Our own create: the client retried it after a lost reply, and the retry hit the object
-                // the first try had made. Adopt it — deleting our own fresh lock would be absurd. But it may
-                // have been written by any earlier create of this acquire whose reply was lost, long ago (a
-                // lost-reply outage longer than the TTL): date it from the earliest such create, never
-                // from this one, or we would report healthy a lock others already see stale.
-                long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);
-                if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {
-                    // Older than a refresh interval (the refresher assumes a new lease is fresher): confirm
-                    // it with a PATCH guarded by the generation and metageneration we read. Another process
-                    // that saw it stale deletes with the same guards, so exactly one of us wins.
-                    Confirmed confirmed = confirmAdopted(current, store, ttl);
-                    if (confirmed == null) {
-                        continue; // deleted or changed since our read: someone took it over; look again
-                    }
-                    GcsLease lease = newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos(), timing);
-                    if (arrivedPastItsDeadline(lease, confirmed.blob(), store)) {
-                        continue;
-                    }
-                    log.debug("lock '{}': adopted our own create whose reply was lost, after confirming it", name);
-                    return new Attempt(lease, null);
-                }
-                GcsLease lease = newLease(name, current, leaseId, now, writtenFrom, timing);
-                if (arrivedPastItsDeadline(lease, current, store)) {
-                    continue;
-                }
-                log.debug("lock '{}': adopted our own create whose reply was lost", name);
-                return new Attempt(lease, null);
-            }
-            if (me.owner().equals(owner) && !liveByLeaseId.containsKey(currentLease)) {
-                // Ours from a lease this process no longer has (a release that failed, a crashed thread):
-                // nobody else can be using it, so retake it at once instead of waiting for the TTL.
-                log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
-                store.deleteIfUnchanged(current);
-                continue;
-            }
-            if (seen.stale()) {
-                // DESIGN.md rule 5: preconditions on generation and metageneration: if the holder refreshed,
-                // or another contender took over between our GET and this DELETE, the delete fails.
-                if (store.deleteIfUnchanged(current)) {
-                    log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
-                            seen.updated(), seen.ttl());
-                    notifyTookOver(name, seen);
-                }
-                continue;
-            }
-            return new Attempt(null, seen);
-        }
-        return new Attempt(null, seen);
-    }
-
-    /**
-     * DESIGN.md rule 11 at hand-out: whether {@code lease}'s deadline had already passed when the reply that
-     * made it arrived (a create or confirm reply that was slow — within the operation timeout — or read by a
-     * starved thread). Other processes may already judge the object stale and have taken it over, so such a
-     * lease is never handed out, not even as an unhealthy one (a caller that does not check would run its
-     * job beside the next holder). The object is deleted guarded by what we saw, so a takeover that already
-     * happened is never undone; if that delete fails, the object is ours with no live lease, and the next
-     * attempt retakes it (rule 4).
-     */
-    private boolean arrivedPastItsDeadline(GcsLease lease, Blob object, LockStore store) {
-        if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {
-            return false;
-        }
-        log.info("lock '{}': the reply that acquired it came after its deadline ({} after the request was sent); "
-                + "not handing it out, deleting it", lease.name(), lease.timing().ttl().minus(lease.timing().safetyMargin()));
-        try {
-            store.deleteIfUnchanged(object);
-        } catch (StorageException e) {
-            log.debug("lock '{}': could not delete the late lock object; the next attempt retakes it", lease.name(), e);
-        }
-        return true;
-    }
-
     /**
      * The store for calls made for a lease of {@code timing} (rule 15): each call must fail well before the
      * lease's deadline so that the next refresh can still run, so a lease whose TTL is shorter than the
@@ -540,42 +422,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     LockStore storeFor(LeaseTiming timing) {
         Duration third = Duration.ofMillis(Math.max(1, timing.ttl().toMillis() / 3));
         return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;
-    }
-
-    private record Confirmed(Blob blob, long sentNanos) {
-    }
-
-    /**
-     * Refreshes an adopted object of ours with a PATCH guarded by the generation and metageneration we
-     * read; the result is dated from the PATCH's send time. Null if the object changed or vanished since
-     * our read (412/404): another process found it stale and took it over. Other errors are thrown
-     * (the outcome is unknown; the next attempt reads the object again).
-     */
-    private Confirmed confirmAdopted(Blob current, LockStore store, Duration ttl) {
-        long sent = nanoTime.getAsLong();
-        BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
-                .setMetadata(Map.of(LockObject.EXPIRES, estimatedGcsNow().plus(ttl).toString(),
-                        LockObject.REFRESH, ProcessIdentity.randomHex(6)))
-                .build();
-        try {
-            Blob after = store.patch(change, current.getGeneration(), current.getMetageneration());
-            return new Confirmed(after, sent);
-        } catch (StorageException e) {
-            if (e.getCode() == 412 || e.getCode() == 404) {
-                return null;
-            }
-            throw e;
-        }
-    }
-
-    /** One read: the holder if the lock is plainly held by another owner and not stale; else null (worth an attempt). */
-    private LockInfo stillHeldBySomeoneElse(String name, LockStore store) {
-        Blob current = store.read(store.id(name));
-        if (current == null) {
-            return null;
-        }
-        LockInfo info = info(name, current);
-        return me.owner().equals(info.owner()) || info.stale() ? null : info;
     }
 
     private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {
