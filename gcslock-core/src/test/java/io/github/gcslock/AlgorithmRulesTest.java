@@ -15,7 +15,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * One test per rule of ALGORITHM.md, each built so that it fails when its rule is removed from the
+ * One test per rule of docs/DESIGN.md, each built so that it fails when its rule is removed from the
  * engine. The comment on each test names the race.
  */
 class AlgorithmRulesTest extends EmulatorTestBase {
@@ -92,7 +92,7 @@ class AlgorithmRulesTest extends EmulatorTestBase {
     }
 
     /**
-     * Race (seed 004): we read a stale-looking lock, then its holder refreshes (or another contender
+     * Race (DESIGN.md rule 5): we read a stale-looking lock, then its holder refreshes (or another contender
      * takes over) before our DELETE arrives. Rule: delete with ifMetagenerationMatch=<seen> (and the
      * generation), so the delete fails and the live holder keeps its lock.
      */
@@ -278,7 +278,7 @@ class AlgorithmRulesTest extends EmulatorTestBase {
     // ---------------------------------------------------------------- release
 
     /**
-     * Race (seed 000 "unintended release"): our lease was lost and the lock taken by someone else whose
+     * Race (DESIGN.md rule 12, an unintended release): our lease was lost and the lock taken by someone else whose
      * object happens to have our last metageneration. Rule: release deletes with generation +
      * metageneration preconditions, so the new holder's lock survives our late release.
      */
