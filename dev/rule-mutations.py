@@ -36,7 +36,7 @@ muts = [
  ("contention: no create precondition", E+'LockStore.java', "LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());", "LockObject.EMPTY);", "ContentionTest"),
  # issue 10 hole 1: an adopted create is dated from the earliest create of the acquire whose outcome was unknown
  ("adoption dated from the earliest unknown create", E+'AcquireAttempt.java', "long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);", "long writtenFrom = sent;", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
- ("old adoption confirmed by a guarded PATCH", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
+ ("old adoption confirmed by a guarded PATCH", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanARefreshIntervalIsConfirmedByAGuardedPatch"),
  # issue 10 hole 3: unconfirmed refreshes stay adoptable; release that meets 412 deletes the object if still ours
  ("unconfirmed refresh ids remembered", E+'LeaseRefresher.java', "lease.unconfirmedRefreshes.put(refreshId,", "lease.unconfirmedRefreshes.clear(); lease.unconfirmedRefreshes.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
  ("release re-reads after 412", E+'GcsLockRegistry.java', "                    deleteIfStillOurs(lease);\n", "", "EngineSafetyRulesTest#releaseAfterARefreshWhoseReplyCameTooLateStillDeletesTheObject"),

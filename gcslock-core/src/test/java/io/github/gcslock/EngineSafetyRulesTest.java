@@ -76,6 +76,37 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         assertThat(object("job").getGeneration()).isEqualTo(lease.fencingToken());
     }
 
+    /**
+     * The same adoption after an outage longer than one refresh interval but shorter than the lease's
+     * deadline span: the object is still ours and not stale, but it was written up to an outage ago, while
+     * the refresher first refreshes one interval after handing the lease out. Handed out as is, the lease
+     * would run with less than the normal refresh margin (and a few more lost replies would lose it). Rule
+     * 3: it is confirmed with a guarded PATCH first, so it is handed out freshly written, same generation.
+     */
+    @Test
+    void anObjectAdoptedAfterAnOutageLongerThanARefreshIntervalIsConfirmedByAGuardedPatch() throws Exception {
+        // TTL 3 s, refresh 900 ms: deadline span 2.4 s; the outage below is 1.4 s (longer than an interval).
+        GcsLockRegistry a = registry(x -> x.ttl(Duration.ofSeconds(3)).refreshInterval(Duration.ofMillis(900)));
+        gcs.faults().dropReplies(1.0, Operation.INSERT);
+        CompletableFuture<Lease> waiting = CompletableFuture.supplyAsync(() -> {
+            try {
+                return a.acquire("job", Duration.ofSeconds(20));
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        await().atMost(Duration.ofSeconds(5)).until(() -> object("job") != null);
+        long created = object("job").getGeneration();
+        await().pollDelay(Duration.ofMillis(1400)).atMost(Duration.ofSeconds(3)).until(() -> true);
+        gcs.faults().dropReplies(0);
+        Lease lease = waiting.get(10, TimeUnit.SECONDS);
+        Blob now = object("job"); // read before the first scheduled refresh (900 ms after the hand-out)
+
+        assertThat(lease.isHealthy()).as(lease.lostReason().orElse("")).isTrue();
+        assertThat(lease.fencingToken()).as("the object our lost-reply create made, adopted").isEqualTo(created);
+        assertThat(now.getMetageneration()).as("confirmed by a PATCH before it was handed out").isGreaterThan(1L);
+    }
+
     // ---------------------------------------------------------------- refresh and release after slow replies
 
     /**
