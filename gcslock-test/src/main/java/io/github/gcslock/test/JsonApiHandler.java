@@ -21,7 +21,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 
 /**
- * Routes the GCS JSON-API requests that {@code google-cloud-storage} sends (see GCS-WIRE.md) to the
+ * Routes the GCS JSON-API requests that {@code google-cloud-storage} sends (the shapes are listed in
+ * docs/DESIGN.md, "GCS requests", and gcslock-test/README.md) to the
  * {@link ObjectStore}, with the {@link Faults} applied around each one.
  */
 final class JsonApiHandler implements HttpHandler {
