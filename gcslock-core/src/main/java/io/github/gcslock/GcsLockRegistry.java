@@ -169,7 +169,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 return GcsLockRegistry.this.estimatedGcsNow();
             }
         });
-        this.refresher = new LeaseRefresher(this, store, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
+        this.refresher = new LeaseRefresher(this, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */

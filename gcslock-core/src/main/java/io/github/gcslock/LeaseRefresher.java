@@ -27,7 +27,6 @@ final class LeaseRefresher implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(LeaseRefresher.class);
 
     private final GcsLockRegistry registry;
-    private final LockStore store;
     private final Duration interval;
     private final int maxFailures;
     private final ScheduledThreadPoolExecutor scheduler;
@@ -43,9 +42,8 @@ final class LeaseRefresher implements AutoCloseable {
         return interval;
     }
 
-    LeaseRefresher(GcsLockRegistry registry, LockStore store, Duration interval, int maxFailures, int threads) {
+    LeaseRefresher(GcsLockRegistry registry, Duration interval, int maxFailures, int threads) {
         this.registry = registry;
-        this.store = store;
         this.interval = interval;
         this.maxFailures = maxFailures;
         AtomicInteger n = new AtomicInteger();
