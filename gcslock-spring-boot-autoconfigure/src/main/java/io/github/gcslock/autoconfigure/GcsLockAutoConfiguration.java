@@ -43,61 +43,34 @@ import org.springframework.core.env.Environment;
 @EnableConfigurationProperties(GcsLockProperties.class)
 public class GcsLockAutoConfiguration {
 
-    /** Bucket used by the embedded emulator when {@code gcslock.bucket} is not set. */
-    static final String EMBEDDED_BUCKET = "gcslock";
-
     /** Order of the {@code @GcsLocked} advisor: outside {@code @Transactional} (lowest precedence by default). */
     public static final int ADVISOR_ORDER = Ordered.LOWEST_PRECEDENCE - 1000;
 
-    static String bucketOf(GcsLockProperties p) {
-        if ((p.bucket() == null || p.bucket().isBlank()) && p.emulator().embedded()) {
-            return EMBEDDED_BUCKET;
-        }
-        return p.bucket();
-    }
-
+    /**
+     * The registry: the {@code gcslock.*} properties ({@link BuilderSettings}), the application name, every
+     * {@link LockEventListener} bean, then every {@link GcsLockRegistryBuilderCustomizer} bean in order.
+     */
     @Bean(destroyMethod = "close")
     @ConditionalOnMissingBean(LockRegistry.class)
     GcsLockRegistry gcsLockRegistry(ObjectProvider<Storage> storage, GcsLockProperties p, Environment environment,
-                                    ObjectProvider<LockEventListener> listeners) {
+                                    ObjectProvider<LockEventListener> listeners,
+                                    ObjectProvider<GcsLockRegistryBuilderCustomizer> customizers) {
         Storage s = storage.getIfAvailable();
         if (s == null) {
             throw new GcsLockConfigurationException("storage", "no com.google.cloud.storage.Storage bean: add "
                     + "spring-cloud-gcp-starter-storage (GCP credentials), or set gcslock.emulator.endpoint");
         }
-        String bucket = bucketOf(p);
+        String bucket = BuilderSettings.bucketOf(p);
         if (bucket == null || bucket.isBlank()) {
             throw new GcsLockConfigurationException("bucket", "gcslock.bucket is not set: name the GCS bucket that holds the lock objects");
         }
-        checkTtl(p.ttl());
-        GcsLockRegistry.Builder b = GcsLockRegistry.builder(s, bucket)
-                .backoff(p.backoff().initial(), p.backoff().max(), p.backoff().multiplier())
-                .verifyBucket(p.verifyBucket())
-                .maxRefreshFailures(p.maxRefreshFailures());
-        PropertyMapper map = PropertyMapper.get();
-        map.from(p::prefix).to(b::prefix);
-        map.from(p::ttl).to(b::ttl);
-        map.from(p::refreshInterval).to(b::refreshInterval); // unset: follows the TTL (TTL/8)
-        map.from(p::safetyMargin).to(b::safetyMargin);
-        map.from(p::operationTimeout).to(b::operationTimeout);
-        map.from(p::writeRateWindow).to(b::writeRateWindow);
-        map.from(p::identity).whenHasText().to(b::identity);
-        map.from(environment.getProperty("spring.application.name")).to(b::applicationName);
-        listeners.orderedStream().forEach(b::listener);
-        return b.build();
-    }
-
-    /**
-     * A TTL under one second is almost always a unit forgotten: {@code gcslock.ttl=10} binds as 10 ms. No
-     * lease could refresh in time (each refresh is one GCS write, and GCS allows about one per second per
-     * object), so it gets its own message rather than a refresh-interval error that hides the cause.
-     */
-    static void checkTtl(java.time.Duration ttl) {
-        if (ttl != null && !ttl.isNegative() && !ttl.isZero() && ttl.compareTo(java.time.Duration.ofSeconds(1)) < 0) {
-            throw new GcsLockConfigurationException("ttl", "gcslock.ttl is " + PropertyMessages.format(ttl)
-                    + ", under one second (a number without a unit is read as milliseconds: gcslock.ttl=10 means 10ms); "
-                    + "a lock must live for several refreshes, so use at least 1s, e.g. gcslock.ttl=5m");
-        }
+        BuilderSettings.checkTtl(p.ttl());
+        GcsLockRegistry.Builder builder = GcsLockRegistry.builder(s, bucket);
+        BuilderSettings.applyTo(builder, p);
+        PropertyMapper.get().from(environment.getProperty("spring.application.name")).to(builder::applicationName);
+        listeners.orderedStream().forEach(builder::listener);
+        customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
+        return builder.build();
     }
 
     /** Checks {@code @GcsLocked} lock names when their beans are created, so a bad name fails start-up. */

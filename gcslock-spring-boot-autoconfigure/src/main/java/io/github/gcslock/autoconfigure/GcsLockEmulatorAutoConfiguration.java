@@ -88,7 +88,7 @@ public class GcsLockEmulatorAutoConfiguration {
         @ConditionalOnMissingBean(GcsEmulator.class)
         GcsEmulator gcsLockEmbeddedEmulator(GcsLockProperties properties) {
             GcsEmulator emulator = GcsEmulator.start();
-            emulator.createBucket(GcsLockAutoConfiguration.bucketOf(properties));
+            emulator.createBucket(BuilderSettings.bucketOf(properties));
             log.warn("gcslock: using the embedded GCS emulator at {} — locks are local to this process; set "
                     + "gcslock.bucket and GCP credentials (and gcslock.emulator.embedded=false) for real GCS", emulator.endpoint());
             return emulator;

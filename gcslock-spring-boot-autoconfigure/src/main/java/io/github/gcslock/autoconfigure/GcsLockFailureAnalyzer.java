@@ -4,7 +4,11 @@ import io.github.gcslock.GcsLockConfigurationException;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 
-/** Turns an invalid gcslock setting into a start-up report that names the {@code gcslock.*} property to fix. */
+/**
+ * Turns an invalid gcslock setting into a start-up report that names the {@code gcslock.*} property to fix,
+ * derived from the setting the engine names ({@link BuilderSettings#propertyOf}); a setting that no property
+ * feeds (set in code) is named as the builder setting.
+ */
 public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfigurationException> {
 
     @Override
@@ -34,13 +38,17 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
                     + "(gcslock.ttl / 8, whole seconds: 37s for 5m).";
             case "safetyMargin" -> "Lower gcslock.safety-margin, or leave it unset: it defaults to "
                     + "min(gcslock.ttl / 5, (gcslock.ttl - gcslock.refresh-interval) / 2).";
-            default -> "Fix " + property + ": durations take a unit (500ms, 30s, 5m); leave it unset for the default.";
+            default -> property != null
+                    ? "Fix " + property + ": durations take a unit (500ms, 30s, 5m); leave it unset for the default."
+                    : "Fix the value that code gives the registry builder's " + cause.setting() + " (in a "
+                    + "GcsLockRegistryBuilderCustomizer bean or the application's own GcsLockRegistry.builder() call).";
         };
         if (cause.setting().equals("name")) {
             return new FailureAnalysis("gcslock is misconfigured: " + cause.getMessage(), action, cause);
         }
         return new FailureAnalysis("gcslock is misconfigured: " + PropertyMessages.translate(cause.getMessage())
-                + " (property: " + property + ")", action, cause);
+                + (property != null ? " (property: " + property + ")" : " (builder setting: " + cause.setting() + ")"),
+                action, cause);
     }
 
     /** The version of gcslock on the class path (from the jar manifest); a hint when run from classes. */
@@ -49,19 +57,14 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
         return v != null ? v : "the version of gcslock-spring-boot-starter";
     }
 
-    /** Maps a builder setting to its Spring property: {@code refreshInterval} to {@code gcslock.refresh-interval}. */
+    /**
+     * The Spring property of a setting: {@code refreshInterval} is {@code gcslock.refresh-interval}; null for
+     * a setting no property feeds. {@code storage} (no {@code Storage} bean) points at the emulator switch.
+     */
     static String propertyOf(String setting) {
         if (setting.equals("storage")) {
             return "gcslock.emulator.endpoint";
         }
-        StringBuilder sb = new StringBuilder("gcslock.");
-        for (char c : setting.toCharArray()) {
-            if (Character.isUpperCase(c)) {
-                sb.append('-').append(Character.toLowerCase(c));
-            } else {
-                sb.append(c);
-            }
-        }
-        return sb.toString();
+        return BuilderSettings.propertyOf(setting);
     }
 }

@@ -2,6 +2,7 @@ package io.github.gcslock.autoconfigure;
 
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.regex.Matcher;
@@ -14,14 +15,15 @@ import java.util.regex.Pattern;
  */
 final class PropertyMessages {
 
-    /** Engine builder settings and their properties; longest first so that {@code backoff.max} wins over a shorter token. */
+    /**
+     * The builder settings that have a property ({@link BuilderSettings}), each with its property; longest
+     * first so that {@code backoff.max} wins over a shorter token.
+     */
     private static final Map<String, String> SETTINGS = new LinkedHashMap<>();
 
     static {
-        for (String setting : new String[] {"backoff.multiplier", "backoff.initial", "backoff.max", "maxRefreshFailures",
-                "refreshInterval", "operationTimeout", "writeRateWindow", "safetyMargin", "refresherThreads", "prefix", "bucket", "ttl"}) {
-            SETTINGS.put(setting, GcsLockFailureAnalyzer.propertyOf(setting));
-        }
+        BuilderSettings.names().stream().sorted(Comparator.comparingInt(String::length).reversed())
+                .forEach(setting -> SETTINGS.put(setting, BuilderSettings.propertyOf(setting)));
     }
 
     // A setting name not already part of a property name (gcslock.ttl) or of another word.

@@ -10,12 +10,9 @@ import com.google.cloud.spring.autoconfigure.storage.GcpStorageAutoConfiguration
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
-import io.github.gcslock.test.GcsEmulator;
 import io.github.gcslock.test.Operation;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -35,26 +32,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class EmulatorModeAppWideTest {
 
-    private static GcsEmulator gcs;
-
-    @BeforeAll
-    static void startEmulator() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket("locks");
-        gcs.createBucket("files");
-    }
-
-    @AfterAll
-    static void stopEmulator() {
-        gcs.close();
-    }
+    @RegisterExtension
+    static final EmulatorFixture gcs = new EmulatorFixture("files");
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcpContextAutoConfiguration.class, GcpStorageAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks",
-                        "spring.cloud.gcp.project-id=test-project");
+        return gcs.runner(GcpContextAutoConfiguration.class, GcpStorageAutoConfiguration.class)
+                .withPropertyValues("spring.cloud.gcp.project-id=test-project");
     }
 
     @Test

@@ -12,9 +12,8 @@ import io.github.gcslock.test.GcsEmulator;
 import io.github.gcslock.test.Operation;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.FilteredClassLoader;
@@ -33,25 +32,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** Every condition and property of the auto-configuration, with ApplicationContextRunner. */
 class GcsLockAutoConfigurationTest {
 
-    private static GcsEmulator gcs;
-
-    @BeforeAll
-    static void startEmulator() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket("locks");
-    }
-
-    @AfterAll
-    static void stopEmulator() {
-        gcs.close();
-    }
+    @RegisterExtension
+    static final EmulatorFixture gcs = new EmulatorFixture();
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcsLockMetricsAutoConfiguration.class, GcsLockActuatorAutoConfiguration.class,
-                        GcsLockIntegrationAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks");
+        return gcs.runner(GcsLockMetricsAutoConfiguration.class, GcsLockActuatorAutoConfiguration.class,
+                GcsLockIntegrationAutoConfiguration.class);
     }
 
     private static FailureAnalysis analyze(Throwable failure) {

@@ -2,14 +2,11 @@ package io.github.gcslock.autoconfigure;
 
 import io.github.gcslock.LockRegistry;
 import io.github.gcslock.spring.GcsLockObservationListener;
-import io.github.gcslock.test.GcsEmulator;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.observation.ObservationRegistry;
 import io.micrometer.observation.tck.TestObservationRegistry;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.micrometer.metrics.autoconfigure.CompositeMeterRegistryAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.MetricsAutoConfiguration;
 import org.springframework.boot.micrometer.metrics.autoconfigure.export.simple.SimpleMetricsExportAutoConfiguration;
@@ -24,24 +21,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The observation listener is wired to Boot's ObservationRegistry, and today's meters keep working beside it. */
 class GcsLockObservationAutoConfigurationTest {
 
-    private static GcsEmulator gcs;
-
-    @BeforeAll
-    static void startEmulator() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket("locks");
-    }
-
-    @AfterAll
-    static void stopEmulator() {
-        gcs.close();
-    }
+    @RegisterExtension
+    static final EmulatorFixture gcs = new EmulatorFixture();
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks");
+        return gcs.runner(GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class);
+    }
+
+    /** With Boot's own observation and metrics auto-configurations: a real meter registry under the observations. */
+    private ApplicationContextRunner runnerWithBootsMetrics() {
+        return gcs.runner(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
+                CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
+                GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class);
     }
 
     @Test
@@ -65,12 +56,7 @@ class GcsLockObservationAutoConfigurationTest {
 
     @Test
     void withBootsMetricsTodaysMetersStayAndObservationTimersAreAdded() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
-                        GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks")
+        runnerWithBootsMetrics()
                 .run(ctx -> {
                     assertThat(ctx).hasSingleBean(ObservationRegistry.class).hasSingleBean(GcsLockObservationListener.class);
                     ctx.getBean(LockRegistry.class).tryAcquire("metered").orElseThrow().release();
@@ -87,13 +73,8 @@ class GcsLockObservationAutoConfigurationTest {
 
     @Test
     void bootsObservationSwitchTurnsThemOff() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(ObservationAutoConfiguration.class, MetricsAutoConfiguration.class,
-                        CompositeMeterRegistryAutoConfiguration.class, SimpleMetricsExportAutoConfiguration.class,
-                        GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcsLockMetricsAutoConfiguration.class, GcsLockObservationAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks",
-                        "management.observations.enable.gcslock=false")
+        runnerWithBootsMetrics()
+                .withPropertyValues("management.observations.enable.gcslock=false")
                 .run(ctx -> {
                     ctx.getBean(LockRegistry.class).tryAcquire("switched-off").orElseThrow().release();
                     MeterRegistry meters = ctx.getBean(MeterRegistry.class);

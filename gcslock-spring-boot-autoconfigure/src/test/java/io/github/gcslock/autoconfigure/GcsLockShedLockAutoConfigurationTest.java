@@ -4,16 +4,13 @@ import com.google.cloud.storage.BlobId;
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.shedlock.GcsLockProvider;
-import io.github.gcslock.test.GcsEmulator;
 import net.javacrumbs.shedlock.core.LockConfiguration;
 import net.javacrumbs.shedlock.core.LockProvider;
 import net.javacrumbs.shedlock.core.SimpleLock;
 import net.javacrumbs.shedlock.spring.annotation.EnableSchedulerLock;
 import net.javacrumbs.shedlock.spring.annotation.SchedulerLock;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.boot.test.context.FilteredClassLoader;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.annotation.Bean;
@@ -28,24 +25,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 /** The ShedLock provider is auto-configured with shedlock-spring present, backs off, and locks @SchedulerLock methods. */
 class GcsLockShedLockAutoConfigurationTest {
 
-    private static GcsEmulator gcs;
-
-    @BeforeAll
-    static void startEmulator() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket("locks");
-    }
-
-    @AfterAll
-    static void stopEmulator() {
-        gcs.close();
-    }
+    @RegisterExtension
+    static final EmulatorFixture gcs = new EmulatorFixture();
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcsLockShedLockAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks");
+        return gcs.runner(GcsLockShedLockAutoConfiguration.class);
     }
 
     @Test

@@ -6,10 +6,10 @@ import io.github.gcslock.LockRegistry;
 import io.github.gcslock.spring.GcsLocked;
 import io.github.gcslock.spring.GcsLockedInterceptor;
 import io.github.gcslock.spring.GcsLocks;
-import io.github.gcslock.test.GcsEmulator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.aop.Advisor;
 import org.springframework.aop.framework.Advised;
 import org.springframework.aop.framework.AopProxyUtils;
@@ -46,13 +46,12 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class GcsLockedProxyingTest {
 
-    private static GcsEmulator gcs;
+    @RegisterExtension
+    static final EmulatorFixture gcs = new EmulatorFixture();
     private static GcsLockRegistry otherInstance;
 
     @BeforeAll
     static void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket("locks");
         // Long TTLs: nothing here waits for an expiry, and a loaded machine must not time GCS calls out.
         otherInstance = GcsLockRegistry.builder(gcs.storage(), "locks").ttl(Duration.ofSeconds(60)).build();
     }
@@ -60,14 +59,10 @@ class GcsLockedProxyingTest {
     @AfterAll
     static void stop() {
         otherInstance.close();
-        gcs.close();
     }
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=locks",
-                        "gcslock.ttl=60s");
+        return gcs.runner().withPropertyValues("gcslock.ttl=60s");
     }
 
     private static List<Advisor> gcsLockedAdvisors(Object bean) {
