@@ -19,7 +19,7 @@ class ClockSkewTest extends EmulatorTestBase {
     private GcsLockRegistry skewed(String where, long offsetSeconds) {
         Duration offset = Duration.ofSeconds(offsetSeconds);
         if (where.equals("gcs")) {
-            gcs.faults().clockOffset(offset);
+            gcs.clockOffset(offset);
             return registry();
         }
         return registry(b -> b.clock(Clock.offset(Clock.systemUTC(), offset)));

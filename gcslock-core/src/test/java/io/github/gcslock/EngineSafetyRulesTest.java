@@ -446,7 +446,7 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         gcs.close();
         gcs = io.github.gcslock.test.GcsEmulator.start(port); // same endpoint, fresh state
         gcs.createBucket(BUCKET);
-        gcs.faults().clockOffset(Duration.ofHours(-1)); // its generations are an hour's microseconds lower
+        gcs.clockOffset(Duration.ofHours(-1)); // its generations are an hour's microseconds lower
 
         Lease third = r.tryAcquire("job").orElseThrow();
         assertThat(third.fencingToken()).isLessThan(secondToken).isLessThan(firstToken);

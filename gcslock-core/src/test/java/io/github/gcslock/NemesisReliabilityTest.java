@@ -180,8 +180,8 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         Random random = new Random(seed);
         gcs.faults().seed(seed)
                 .latency(Duration.ZERO, Duration.ofMillis(3))
-                .dropReplies(0.02, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET)
-                .writeRateLimit(Duration.ofMillis(15));
+                .dropReplies(0.02, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET);
+        gcs.writeRateLimit(Duration.ofMillis(15));
         List<Process> processes = new ArrayList<>();
         for (int i = 0; i < PROCESSES; i++) {
             processes.add(new Process(i, random.nextLong()));
@@ -208,6 +208,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             // lost leases could not delete (cut off from GCS) are taken over and released.
             healer.shutdownNow();
             gcs.faults().reset();
+            gcs.writeRateLimit(null);
             processes.forEach(p -> {
                 p.pausedUntil = 0;
                 p.faultEpoch.incrementAndGet();

@@ -37,9 +37,8 @@ class ReliabilityTest extends EmulatorTestBase {
         Random random = new Random(seed);
         gcs.faults().seed(seed)
                 .latency(Duration.ZERO, Duration.ofMillis(3))
-                .dropReplies(0.03, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET)
-                .writeRateLimit(Duration.ofMillis(15))
-                .clockOffset(Duration.ofSeconds(random.nextInt(241) - 120));
+                .dropReplies(0.03, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET);
+        gcs.writeRateLimit(Duration.ofMillis(15)).clockOffset(Duration.ofSeconds(random.nextInt(241) - 120));
 
         int registries = 5;
         int threadsEach = 2;

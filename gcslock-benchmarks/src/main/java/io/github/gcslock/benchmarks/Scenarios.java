@@ -125,7 +125,8 @@ final class Scenarios {
 
     private void contentionRun(String system, int contenders, Duration run) throws Exception {
         try (GcsEmulator gcs = emulator()) {
-            gcs.faults().latency(Duration.ofMillis(5), Duration.ofMillis(5)).writeRateLimit(true);
+            gcs.faults().latency(Duration.ofMillis(5), Duration.ofMillis(5));
+            gcs.writeRateLimit(true);
             List<Contender> cs = new ArrayList<>();
             List<GcsLockRegistry> registries = new ArrayList<>();
             for (int i = 0; i < contenders; i++) {

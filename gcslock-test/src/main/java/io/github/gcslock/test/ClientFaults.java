@@ -1,6 +1,9 @@
 package io.github.gcslock.test;
 
 import java.time.Duration;
+import java.util.EnumSet;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -46,7 +49,7 @@ public final class ClientFaults {
     private final Object healed = new Object();
     private volatile Partition partition;
     private Partition armed;
-    private java.util.Set<Operation> armedFor;
+    private Set<Operation> armedFor;
     /** Counts heals, so a request held by one partition is released even if another starts at once. */
     private long heals;
     private final AtomicInteger slowReplies = new AtomicInteger();
@@ -58,15 +61,10 @@ public final class ClientFaults {
         this.name = name;
     }
 
-    /** The client's name. */
-    public String name() {
-        return name;
-    }
-
     /** Cuts this client off from the emulator until {@link #heal()}, in the given way. */
     public ClientFaults partition(Partition mode) {
         synchronized (healed) {
-            this.partition = java.util.Objects.requireNonNull(mode, "mode");
+            this.partition = Objects.requireNonNull(mode, "mode");
         }
         return this;
     }
@@ -79,9 +77,9 @@ public final class ClientFaults {
      */
     public ClientFaults partitionAfterNextRequest(Partition mode, Operation... operations) {
         synchronized (healed) {
-            this.armed = java.util.Objects.requireNonNull(mode, "mode");
-            this.armedFor = operations.length == 0 ? java.util.EnumSet.allOf(Operation.class)
-                    : java.util.EnumSet.of(operations[0], operations);
+            this.armed = Objects.requireNonNull(mode, "mode");
+            this.armedFor = operations.length == 0 ? EnumSet.allOf(Operation.class)
+                    : EnumSet.of(operations[0], operations);
         }
         return this;
     }

@@ -16,10 +16,14 @@ import java.util.concurrent.atomic.AtomicLong;
  * next request and returns {@code this} so calls chain. Thread-safe.
  *
  * <p>Faults are applied in this order to each request: counting, latency, a queued action
- * ({@link #beforeNext}), "fail next N", the one-write-per-second limit, then the operation itself,
- * then the "drop the reply" decision (the operation has committed by then). Faults of one client
- * ({@link #client(String)}: partitions, slow replies) come first and last: a partitioned client's
- * request goes no further, and a slow reply is held back after the operation has committed.
+ * ({@link #beforeNext}), "fail next N", then the operation itself, then the "drop the reply" decision
+ * (the operation has committed by then). Faults of one client ({@link #client(String)}: partitions,
+ * slow replies) come first and last: a partitioned client's request goes no further, and a slow reply
+ * is held back after the operation has committed.
+ *
+ * <p>How the emulated GCS behaves when nothing goes wrong — its per-object write-rate limit and its
+ * clock — is not a fault: see {@link GcsEmulator#writeRateLimit(Duration)} and
+ * {@link GcsEmulator#clockOffset(Duration)}; {@link #reset()} leaves those settings alone.
  */
 public final class Faults {
 
@@ -31,8 +35,6 @@ public final class Faults {
     private volatile long latencyMaxNanos;
     private volatile double dropProbability;
     private volatile Set<Operation> dropOperations = EnumSet.allOf(Operation.class);
-    private volatile Duration writeRateInterval;
-    private volatile Duration clockOffset = Duration.ZERO;
     private final AtomicLong injected = new AtomicLong();
     private final AtomicLong rateLimited = new AtomicLong();
     private Random random = new Random();
@@ -97,23 +99,6 @@ public final class Faults {
         return this;
     }
 
-    /** GCS's limit of about one write per second to one object name: faster writes get 429. */
-    public Faults writeRateLimit(boolean enabled) {
-        return writeRateLimit(enabled ? Duration.ofSeconds(1) : null);
-    }
-
-    /** Like {@link #writeRateLimit(boolean)} with another minimum interval between writes of one object ({@code null}: off). */
-    public Faults writeRateLimit(Duration minInterval) {
-        this.writeRateInterval = minInterval;
-        return this;
-    }
-
-    /** Shifts the emulator's clock (the {@code updated}/{@code timeCreated} it writes) by {@code offset}. */
-    public Faults clockOffset(Duration offset) {
-        this.clockOffset = Objects.requireNonNull(offset);
-        return this;
-    }
-
     /** Seeds the random source used for latency and dropped replies, so a run can be replayed. */
     public synchronized Faults seed(long seed) {
         this.random = new Random(seed);
@@ -126,10 +111,13 @@ public final class Faults {
      * it. Created on first use.
      */
     public ClientFaults client(String name) {
-        return clients.computeIfAbsent(java.util.Objects.requireNonNull(name, "name"), ClientFaults::new);
+        return clients.computeIfAbsent(Objects.requireNonNull(name, "name"), ClientFaults::new);
     }
 
-    /** Removes every fault, those of every client included (counters are kept; see {@link #resetCounters()}). */
+    /**
+     * Removes every fault, those of every client included. Counters are kept (see {@link #resetCounters()}),
+     * and so are the emulator's settings (write-rate limit, clock offset).
+     */
     public Faults reset() {
         clients.values().forEach(ClientFaults::reset);
         pendingFailures.clear();
@@ -138,8 +126,6 @@ public final class Faults {
         latencyMinNanos = 0;
         latencyMaxNanos = 0;
         dropProbability = 0;
-        writeRateInterval = null;
-        clockOffset = Duration.ZERO;
         return this;
     }
 
@@ -166,12 +152,15 @@ public final class Faults {
         return copy;
     }
 
-    /** How many faults (failures, drops, 429s of the rate limit) were injected since start. */
+    /** How many faults (failures, drops) and 429s of the write-rate limit were injected since start. */
     public long faultsInjected() {
         return injected.get();
     }
 
-    /** How many writes the one-write-per-second limit answered with 429 since the last {@link #resetCounters()}. */
+    /**
+     * How many writes the write-rate limit ({@link GcsEmulator#writeRateLimit(Duration)}) answered with 429
+     * since the last {@link #resetCounters()}.
+     */
     public long rateLimited() {
         return rateLimited.get();
     }
@@ -255,13 +244,6 @@ public final class Faults {
         rateLimited.incrementAndGet();
     }
 
-    Duration writeRateInterval() {
-        return writeRateInterval;
-    }
-
-    Duration clockOffset() {
-        return clockOffset;
-    }
 
     private record PendingFailure(Operation operation, int status) {
     }

@@ -12,9 +12,11 @@ import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
@@ -30,7 +32,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>Faithful where locks depend on it: {@code generation} grows for every new object of a name,
  * {@code metageneration} starts at 1 and grows on every metadata change, {@code updated} is the
- * emulator's clock (see {@link Faults#clockOffset}), the four generation preconditions are checked
+ * emulator's clock (see {@link #clockOffset(Duration)}), the four generation preconditions are checked
  * atomically with the change, and errors have GCS's JSON shape so the client raises
  * {@link com.google.cloud.storage.StorageException} with the right code and reason.
  *
@@ -59,6 +61,8 @@ public final class GcsEmulator implements AutoCloseable {
     private final String endpoint;
     private final JsonApiHandler handler;
     private final Map<String, HttpServer> clientServers = new ConcurrentHashMap<>();
+    private volatile Duration writeRateInterval;
+    private volatile Duration clockOffset = Duration.ZERO;
 
     static {
         // Without TCP_NODELAY the JDK server's small replies wait for delayed ACKs (~40 ms on Linux),
@@ -69,8 +73,8 @@ public final class GcsEmulator implements AutoCloseable {
     }
 
     private GcsEmulator(InetAddress address, int port) throws IOException {
-        this.store = new ObjectStore(() -> Clock.offset(Clock.systemUTC(), faults.clockOffset()),
-                faults::writeRateInterval, faults::countRateLimited);
+        this.store = new ObjectStore(() -> Clock.offset(Clock.systemUTC(), clockOffset),
+                () -> writeRateInterval, faults::countRateLimited);
         this.server = HttpServer.create(new InetSocketAddress(address, port), 256);
         AtomicInteger threads = new AtomicInteger();
         ThreadFactory tf = r -> {
@@ -85,7 +89,7 @@ public final class GcsEmulator implements AutoCloseable {
         server.start();
         // Bound to all interfaces, the emulator is still reachable on loopback from this host.
         String host = address.isAnyLocalAddress() || address.isLoopbackAddress() ? "127.0.0.1"
-                : (address instanceof java.net.Inet6Address ? "[" + address.getHostAddress() + "]" : address.getHostAddress());
+                : (address instanceof Inet6Address ? "[" + address.getHostAddress() + "]" : address.getHostAddress());
         this.endpoint = "http://" + host + ":" + server.getAddress().getPort();
         log.debug("GCS emulator listening on {}", endpoint);
     }
@@ -200,9 +204,44 @@ public final class GcsEmulator implements AutoCloseable {
         return this;
     }
 
-    /** Fault injection and request counters. */
+    /**
+     * Fault injection and request counters. The settings below are not faults: {@link Faults#reset()}
+     * leaves them as they are.
+     */
     public Faults faults() {
         return faults;
+    }
+
+    /**
+     * GCS's limit of about one write per second to one object name: with {@code true}, a second write
+     * (create, patch, update, delete, compose, rewrite) of one name within a second is answered with 429
+     * {@code rateLimitExceeded}, as GCS does; {@code false} (the default) turns the limit off.
+     */
+    public GcsEmulator writeRateLimit(boolean enabled) {
+        return writeRateLimit(enabled ? Duration.ofSeconds(1) : null);
+    }
+
+    /**
+     * Like {@link #writeRateLimit(boolean)} with another minimum interval between writes of one object name
+     * (tests scale GCS's second down); {@code null} turns the limit off. The 429s it answers are counted by
+     * {@link Faults#rateLimited()}.
+     */
+    public GcsEmulator writeRateLimit(Duration minInterval) {
+        if (minInterval != null && minInterval.isNegative()) {
+            throw new IllegalArgumentException("writeRateLimit needs a minimum interval >= 0 or null, got " + minInterval);
+        }
+        this.writeRateInterval = minInterval;
+        return this;
+    }
+
+    /**
+     * Shifts the emulator's clock by {@code offset} (default zero): the {@code updated} and
+     * {@code timeCreated} it writes, and the microsecond timestamps its generations start from. Takes
+     * effect for the next request.
+     */
+    public GcsEmulator clockOffset(Duration offset) {
+        this.clockOffset = Objects.requireNonNull(offset, "offset");
+        return this;
     }
 
     /** Stops the server. Objects are lost. */

@@ -8,7 +8,9 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
  * JUnit 5 extension for users' own tests: starts an emulator with the given buckets before the test
- * class, resets its faults after each test, and stops it after the class.
+ * class, resets its faults after each test, and stops it after the class. Objects, counters and the
+ * emulator's settings ({@link GcsEmulator#writeRateLimit(java.time.Duration)},
+ * {@link GcsEmulator#clockOffset(java.time.Duration)}) are kept from one test to the next.
  *
  * <pre>{@code
  * @RegisterExtension
@@ -27,6 +29,7 @@ public final class GcsEmulatorExtension implements BeforeAllCallback, AfterEachC
     private final String[] buckets;
     private GcsEmulator emulator;
 
+    /** An extension whose emulator has the given buckets. */
     public GcsEmulatorExtension(String... buckets) {
         this.buckets = buckets;
     }

@@ -1,6 +1,7 @@
 package io.github.gcslock.test;
 
 import java.io.PrintStream;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.time.Duration;
@@ -53,7 +54,7 @@ public final class GcsEmulatorMain {
         GcsEmulator emulator;
         try {
             emulator = start(options, System.out);
-        } catch (IllegalArgumentException | java.io.UncheckedIOException e) {
+        } catch (IllegalArgumentException | UncheckedIOException e) {
             // e.g. the port is taken or the host unknown: one line, not a stack trace
             System.err.println("gcs emulator: " + e.getMessage()
                     + (e.getCause() != null ? ": " + e.getCause().getMessage() : ""));
@@ -74,8 +75,8 @@ public final class GcsEmulatorMain {
         }
         GcsEmulator emulator = GcsEmulator.start(address, options.port());
         options.buckets().forEach(emulator::createBucket);
-        emulator.faults().writeRateLimit(options.writeRateLimit())
-                .latency(Duration.ofMillis(options.latencyMinMs()), Duration.ofMillis(options.latencyMaxMs()));
+        emulator.writeRateLimit(options.writeRateLimit());
+        emulator.faults().latency(Duration.ofMillis(options.latencyMinMs()), Duration.ofMillis(options.latencyMaxMs()));
         String endpoint = emulator.endpoint();
         out.println("GCS emulator listening on " + options.host() + ":" + emulator.port() + " with buckets " + options.buckets());
         out.println("  Spring Boot with gcslock:  --gcslock.emulator.endpoint=" + endpoint);

@@ -1,6 +1,7 @@
 package io.github.gcslock.test;
 
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
@@ -34,7 +35,7 @@ public final class LockHistory {
     private final AtomicLong fencedWrites = new AtomicLong();
     private final AtomicLong rejectedWrites = new AtomicLong();
     private final Map<String, Long> closedAt = new ConcurrentHashMap<>();
-    private final List<String> runViolations = java.util.Collections.synchronizedList(new ArrayList<>());
+    private final List<String> runViolations = Collections.synchronizedList(new ArrayList<>());
 
     private static final class Window {
         final long id;

@@ -30,11 +30,5 @@ public enum Operation {
     /** {@code buckets.delete}. */
     BUCKET_DELETE,
     /** Anything else; answered with 501. */
-    OTHER;
-
-    /** Whether this operation changes an object (and so counts against the one-write-per-second limit). */
-    public boolean isObjectWrite() {
-        return this == INSERT || this == UPLOAD || this == COMPOSE || this == REWRITE || this == PATCH || this == UPDATE
-                || this == DELETE;
-    }
+    OTHER
 }

@@ -3,7 +3,9 @@ package io.github.gcslock.test;
 import com.sun.net.httpserver.Headers;
 
 import java.util.EnumMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 
@@ -91,8 +93,8 @@ final class SupportedParameters {
             }
         }
         for (String header : headers.keySet()) {
-            if (header.toLowerCase(java.util.Locale.ROOT).startsWith("x-goog-encryption-")
-                    || header.toLowerCase(java.util.Locale.ROOT).startsWith("x-goog-copy-source-encryption-")) {
+            if (header.toLowerCase(Locale.ROOT).startsWith("x-goog-encryption-")
+                    || header.toLowerCase(Locale.ROOT).startsWith("x-goog-copy-source-encryption-")) {
                 throw notImplemented("customer-supplied encryption keys (header " + header + ")");
             }
         }
@@ -121,7 +123,7 @@ final class SupportedParameters {
     }
 
     private static Set<String> union(Set<String> a, Set<String> b) {
-        java.util.HashSet<String> s = new java.util.HashSet<>(a);
+        HashSet<String> s = new HashSet<>(a);
         s.addAll(b);
         return Set.copyOf(s);
     }

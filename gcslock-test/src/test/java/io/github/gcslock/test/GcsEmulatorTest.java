@@ -83,7 +83,7 @@ class GcsEmulatorTest {
     void generationGrowsForEveryNewObjectOfOneNameEvenWhenTheClockGoesBack() {
         long g1 = storage.create(info("n", Map.of()), new byte[0]).getGeneration();
         storage.delete(BlobId.of(BUCKET, "n"));
-        gcs.faults().clockOffset(Duration.ofMinutes(-5));
+        gcs.clockOffset(Duration.ofMinutes(-5));
         long g2 = storage.create(info("n", Map.of()), new byte[0]).getGeneration();
         long g3 = storage.create(info("n", Map.of()), "x".getBytes(StandardCharsets.UTF_8)).getGeneration();
         assertThat(g2).isGreaterThan(g1);
@@ -201,22 +201,36 @@ class GcsEmulatorTest {
 
     @Test
     void writeRateLimitAnswers429ForASecondWriteOfOneObject() {
-        gcs.faults().writeRateLimit(Duration.ofMinutes(1));
+        gcs.writeRateLimit(Duration.ofMinutes(1));
         Storage noRetry = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(1).build());
         Blob b = noRetry.create(info("n", Map.of()), new byte[0]);
         assertThatThrownBy(() -> noRetry.update(BlobInfo.newBuilder(b.getBlobId()).setMetadata(Map.of("x", "1")).build()))
                 .isInstanceOfSatisfying(StorageException.class, e -> assertThat(e.getCode()).isEqualTo(429));
         noRetry.create(info("other", Map.of()), new byte[0]); // another object is not limited
-        gcs.faults().writeRateLimit(false);
+        gcs.writeRateLimit(false);
         noRetry.update(BlobInfo.newBuilder(b.getBlobId()).setMetadata(Map.of("x", "1")).build());
     }
 
     @Test
     void clockOffsetMovesUpdated() {
-        gcs.faults().clockOffset(Duration.ofMinutes(2));
+        gcs.clockOffset(Duration.ofMinutes(2));
         Blob b = storage.create(info("n", Map.of()), new byte[0]);
         Instant updated = b.getUpdateTimeOffsetDateTime().toInstant();
         assertThat(Duration.between(Instant.now(), updated).toMillis()).isCloseTo(120_000L, within(5_000L));
+    }
+
+    /** The write-rate limit and the clock offset are settings of the emulator: resetting the faults keeps them. */
+    @Test
+    void resettingFaultsKeepsTheWriteRateLimitAndTheClockOffset() {
+        gcs.writeRateLimit(Duration.ofMinutes(1)).clockOffset(Duration.ofMinutes(2));
+        gcs.faults().reset();
+        Storage noRetry = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(1).build());
+        Blob b = noRetry.create(info("n", Map.of()), new byte[0]);
+        assertThat(Duration.between(Instant.now(), b.getUpdateTimeOffsetDateTime().toInstant()).toMillis())
+                .isCloseTo(120_000L, within(5_000L));
+        assertThatThrownBy(() -> noRetry.update(BlobInfo.newBuilder(b.getBlobId()).setMetadata(Map.of("x", "1")).build()))
+                .isInstanceOfSatisfying(StorageException.class, e -> assertThat(e.getCode()).isEqualTo(429));
+        assertThat(gcs.faults().rateLimited()).isEqualTo(1);
     }
 
     @Test
