@@ -21,16 +21,42 @@ public final class GcsLockObservationConventions {
     private GcsLockObservationConventions() {
     }
 
-    /** The default convention of {@link #ACQUISITION} observations. */
-    public static class Acquire implements ObservationConvention<GcsLockAcquireContext> {
-        @Override
-        public String getName() {
-            return ACQUISITION;
+    /**
+     * What the two conventions share: the observation's name, its contextual (span) name, and the context
+     * type it supports.
+     */
+    abstract static class Named<C extends Observation.Context> implements ObservationConvention<C> {
+        private final String name;
+        private final String contextualName;
+        private final Class<C> contextType;
+
+        Named(String name, String contextualName, Class<C> contextType) {
+            this.name = name;
+            this.contextualName = contextualName;
+            this.contextType = contextType;
         }
 
         @Override
-        public String getContextualName(GcsLockAcquireContext context) {
-            return "gcslock acquire";
+        public String getName() {
+            return name;
+        }
+
+        @Override
+        public String getContextualName(C context) {
+            return contextualName;
+        }
+
+        @Override
+        public boolean supportsContext(Observation.Context context) {
+            return contextType.isInstance(context);
+        }
+    }
+
+    /** The default convention of {@link #ACQUISITION} observations. */
+    public static class Acquire extends Named<GcsLockAcquireContext> {
+
+        public Acquire() {
+            super(ACQUISITION, "gcslock acquire", GcsLockAcquireContext.class);
         }
 
         @Override
@@ -44,23 +70,13 @@ public final class GcsLockObservationConventions {
         public KeyValues getHighCardinalityKeyValues(GcsLockAcquireContext context) {
             return KeyValues.of("gcslock.name", context.getLockName());
         }
-
-        @Override
-        public boolean supportsContext(Observation.Context context) {
-            return context instanceof GcsLockAcquireContext;
-        }
     }
 
     /** The default convention of {@link #HOLD} observations. */
-    public static class Hold implements ObservationConvention<GcsLockHoldContext> {
-        @Override
-        public String getName() {
-            return HOLD;
-        }
+    public static class Hold extends Named<GcsLockHoldContext> {
 
-        @Override
-        public String getContextualName(GcsLockHoldContext context) {
-            return "gcslock hold";
+        public Hold() {
+            super(HOLD, "gcslock hold", GcsLockHoldContext.class);
         }
 
         @Override
@@ -72,11 +88,6 @@ public final class GcsLockObservationConventions {
         public KeyValues getHighCardinalityKeyValues(GcsLockHoldContext context) {
             return KeyValues.of(KeyValue.of("gcslock.name", context.getLease().name()),
                     KeyValue.of("gcslock.fencing-token", Long.toString(context.getLease().fencingToken())));
-        }
-
-        @Override
-        public boolean supportsContext(Observation.Context context) {
-            return context instanceof GcsLockHoldContext;
         }
     }
 }

@@ -5,8 +5,6 @@ import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockNotAcquiredException;
 import io.github.gcslock.LockRegistry;
-import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
-import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
 import io.github.gcslock.autoconfigure.GcsLockMetricsAutoConfiguration;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -17,7 +15,6 @@ import org.springframework.aop.framework.ProxyFactory;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
 import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.support.DefaultListableBeanFactory;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
 import org.springframework.mock.env.MockEnvironment;
@@ -28,6 +25,9 @@ import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
+import org.assertj.core.api.ThrowingConsumer;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -37,9 +37,7 @@ class GcsLockedContractTest {
 
     private static final String BUCKET = SharedEmulator.newBucket();
 
-    // A long TTL: nothing here waits for an expiry, and a loaded machine must not time GCS calls out.
-    private final GcsLockRegistry other = GcsLockRegistry.builder(SharedEmulator.GCS.storage(), BUCKET)
-            .ttl(Duration.ofSeconds(60)).build();
+    private final GcsLockRegistry other = SharedEmulator.holdingInstance(BUCKET);
 
     @AfterEach
     void closeOther() {
@@ -47,11 +45,8 @@ class GcsLockedContractTest {
     }
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
-                        GcsLockMetricsAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(), "gcslock.bucket=" + BUCKET,
-                        "gcslock.ttl=60s", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms")
+        return SharedEmulator.runner(BUCKET, GcsLockMetricsAutoConfiguration.class)
+                .withPropertyValues("gcslock.ttl=60s", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms")
                 .withBean(Modes.class);
     }
 
@@ -101,6 +96,47 @@ class GcsLockedContractTest {
         }
     }
 
+    /** Runs {@code body} while another instance holds {@code busy}. */
+    private void whileBusyElsewhere(ThrowingCallable body) throws Throwable {
+        Lease held = other.tryAcquire("busy").orElseThrow();
+        try {
+            body.call();
+        } finally {
+            held.release();
+        }
+    }
+
+    /** What a caller of {@code waitWithoutLimit()} threw when interrupted, and whether its interrupt flag was set after. */
+    private record Interrupted(Throwable thrown, boolean flagAfter) {
+    }
+
+    /**
+     * Calls {@code waitWithoutLimit()} on a thread of its own while {@code busy} is held elsewhere (after
+     * {@code beforeStart}), interrupts that thread once {@code untilWaiting} returns, and waits for the call to end.
+     */
+    private Interrupted interruptWaitingCaller(Modes modes, ThrowingCallable beforeStart, ThrowingConsumer<Thread> untilWaiting)
+            throws Throwable {
+        AtomicReference<Throwable> thrown = new AtomicReference<>();
+        AtomicBoolean flagAfter = new AtomicBoolean();
+        Thread caller = new Thread(() -> {
+            try {
+                modes.waitWithoutLimit();
+            } catch (Throwable t) {
+                thrown.set(t);
+                flagAfter.set(Thread.currentThread().isInterrupted());
+            }
+        }, "waiting-caller");
+        whileBusyElsewhere(() -> {
+            beforeStart.call();
+            caller.start();
+            untilWaiting.accept(caller);
+            caller.interrupt();
+            caller.join(10_000);
+            assertThat(caller.isAlive()).as("the wait ended").isFalse();
+        });
+        return new Interrupted(thrown.get(), flagAfter.get());
+    }
+
     private static Map<String, Long> acquireOutcomes(MeterRegistry meters) {
         Map<String, Long> counts = new TreeMap<>();
         for (Timer t : meters.find("gcslock.acquire").timers()) {
@@ -115,17 +151,14 @@ class GcsLockedContractTest {
             Modes modes = ctx.getBean(Modes.class);
             MeterRegistry meters = ctx.getBean(MeterRegistry.class);
             assertThat(modes.free()).isEqualTo("ran");
-            Lease held = other.tryAcquire("busy").orElseThrow();
-            try {
+            whileBusyElsewhere(() -> {
                 assertThat(modes.skip()).isNull();
                 assertThat(modes.skipWithWait()).isNull();
                 assertThatThrownBy(modes::fail).isInstanceOf(LockNotAcquiredException.class);
                 assertThatThrownBy(modes::failWithWait).isInstanceOf(LockNotAcquiredException.class);
                 assertThatThrownBy(modes::waitUpTo200ms).isInstanceOf(LockNotAcquiredException.class);
                 assertThat(ctx.getBean(LockRegistry.class).tryAcquire("busy")).isEmpty();
-            } finally {
-                held.release();
-            }
+            });
             assertThat(acquireOutcomes(meters)).containsExactlyInAnyOrderEntriesOf(Map.of(
                     "acquired", 1L,   // free()
                     "skipped", 2L,    // SKIP, with and without maxWait
@@ -139,32 +172,14 @@ class GcsLockedContractTest {
     void anInterruptedWaitRestoresTheFlagAndThrowsADocumentedException() {
         runner().run(ctx -> {
             Modes modes = ctx.getBean(Modes.class);
-            Lease held = other.tryAcquire("busy").orElseThrow();
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            AtomicBoolean flagAfter = new AtomicBoolean();
-            Thread caller = new Thread(() -> {
-                try {
-                    modes.waitWithoutLimit();
-                } catch (Throwable t) {
-                    thrown.set(t);
-                    flagAfter.set(Thread.currentThread().isInterrupted());
-                }
-            }, "waiting-caller");
-            try {
-                caller.start();
-                await().atMost(Duration.ofSeconds(10)).until(() -> caller.getState() == Thread.State.TIMED_WAITING
-                        || caller.getState() == Thread.State.WAITING);
-                caller.interrupt();
-                caller.join(10_000);
-                assertThat(caller.isAlive()).as("the wait ended").isFalse();
-            } finally {
-                held.release();
-            }
-            assertThat(thrown.get()).isInstanceOf(GcsLockException.class)
+            Interrupted call = interruptWaitingCaller(modes, () -> { }, caller ->
+                    await().atMost(Duration.ofSeconds(10)).until(() -> caller.getState() == Thread.State.TIMED_WAITING
+                            || caller.getState() == Thread.State.WAITING));
+            assertThat(call.thrown()).isInstanceOf(GcsLockException.class)
                     .hasMessageContaining("'busy'").hasMessageContaining("interrupted").hasMessageContaining("Modes.waitWithoutLimit(..)")
                     .hasCauseInstanceOf(InterruptedException.class);
-            assertThat(thrown.get().getClass().getName()).isEqualTo("io.github.gcslock.spring.GcsLockInterruptedException");
-            assertThat(flagAfter).as("interrupt flag restored").isTrue();
+            assertThat(call.thrown().getClass().getName()).isEqualTo("io.github.gcslock.spring.GcsLockInterruptedException");
+            assertThat(call.flagAfter()).as("interrupt flag restored").isTrue();
         });
     }
 
@@ -172,34 +187,16 @@ class GcsLockedContractTest {
     void anInterruptDuringAGcsRequestOfTheWaitEndsItTheSameWay() {
         runner().run(ctx -> {
             Modes modes = ctx.getBean(Modes.class);
-            Lease held = other.tryAcquire("busy").orElseThrow();
-            AtomicReference<Throwable> thrown = new AtomicReference<>();
-            AtomicBoolean flagAfter = new AtomicBoolean();
             java.util.concurrent.CountDownLatch inRequest = new java.util.concurrent.CountDownLatch(1);
-            Thread caller = new Thread(() -> {
-                try {
-                    modes.waitWithoutLimit();
-                } catch (Throwable t) {
-                    thrown.set(t);
-                    flagAfter.set(Thread.currentThread().isInterrupted());
-                }
-            }, "waiting-caller");
-            try {
-                // The interrupt arrives while the waiter's poll is inside a (slow) GCS request, not in its sleep.
-                SharedEmulator.GCS.faults().beforeNext(io.github.gcslock.test.Operation.GET, () -> {
-                    inRequest.countDown();
-                    GcsLockedAspectTest.sleep(500);
-                });
-                caller.start();
-                assertThat(inRequest.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-                caller.interrupt();
-                caller.join(10_000);
-                assertThat(caller.isAlive()).as("the wait ended").isFalse();
-            } finally {
-                held.release();
-            }
-            assertThat(thrown.get()).isInstanceOf(GcsLockInterruptedException.class);
-            assertThat(flagAfter).as("interrupt flag restored").isTrue();
+            // The interrupt arrives while the waiter's poll is inside a (slow) GCS request, not in its sleep.
+            Interrupted call = interruptWaitingCaller(modes,
+                    () -> SharedEmulator.GCS.faults().beforeNext(io.github.gcslock.test.Operation.GET, () -> {
+                        inRequest.countDown();
+                        GcsLockedAspectTest.sleep(500);
+                    }),
+                    caller -> assertThat(inRequest.await(10, java.util.concurrent.TimeUnit.SECONDS)).isTrue());
+            assertThat(call.thrown()).isInstanceOf(GcsLockInterruptedException.class);
+            assertThat(call.flagAfter()).as("interrupt flag restored").isTrue();
         });
     }
 
@@ -215,15 +212,10 @@ class GcsLockedContractTest {
 
     @Test
     void anExceptionFromASkippedEventListenerDoesNotReachTheCaller() {
-        runner().withBean(FailingSkippedListener.class).run(ctx -> {
-            Lease held = other.tryAcquire("busy").orElseThrow();
-            try {
-                assertThat(ctx.getBean(Modes.class).skip()).isNull();
-                assertThat(ctx.getBean(FailingSkippedListener.class).called).isTrue();
-            } finally {
-                held.release();
-            }
-        });
+        runner().withBean(FailingSkippedListener.class).run(ctx -> whileBusyElsewhere(() -> {
+            assertThat(ctx.getBean(Modes.class).skip()).isNull();
+            assertThat(ctx.getBean(FailingSkippedListener.class).called).isTrue();
+        }));
     }
 
     public static class EmptyName {

@@ -1,10 +1,7 @@
 package io.github.gcslock.spring;
 
-import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
-import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
 import io.github.gcslock.autoconfigure.GcsLockFailureAnalyzer;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
@@ -16,10 +13,7 @@ class GcsLockedNameCheckTest {
     private static final String BUCKET = SharedEmulator.newBucket();
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(), "gcslock.bucket=" + BUCKET,
-                        "app.job=my*job", "app.good=good-job");
+        return SharedEmulator.runner(BUCKET).withPropertyValues("app.job=my*job", "app.good=good-job");
     }
 
     private String startUpReport(Class<?> bean) {

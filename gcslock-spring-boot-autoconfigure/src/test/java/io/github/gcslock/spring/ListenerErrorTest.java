@@ -2,15 +2,11 @@ package io.github.gcslock.spring;
 
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.LockRegistry;
-import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
-import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
 
-import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -25,8 +21,7 @@ class ListenerErrorTest {
 
     private static final String BUCKET = SharedEmulator.newBucket();
 
-    private final GcsLockRegistry other = GcsLockRegistry.builder(SharedEmulator.GCS.storage(), BUCKET)
-            .ttl(Duration.ofSeconds(60)).build();
+    private final GcsLockRegistry other = SharedEmulator.holdingInstance(BUCKET);
 
     @AfterEach
     void closeOther() {
@@ -63,10 +58,7 @@ class ListenerErrorTest {
     }
 
     private ApplicationContextRunner runner() {
-        return new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(), "gcslock.bucket=" + BUCKET,
-                        "gcslock.ttl=60s")
+        return SharedEmulator.runner(BUCKET).withPropertyValues("gcslock.ttl=60s")
                 .withBean(FailingAcquiredListener.class).withBean(Job.class);
     }
 

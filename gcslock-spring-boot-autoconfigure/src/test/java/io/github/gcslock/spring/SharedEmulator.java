@@ -1,7 +1,11 @@
 package io.github.gcslock.spring;
 
 import io.github.gcslock.GcsLockRegistry;
+import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
+import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
 import io.github.gcslock.test.GcsEmulator;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -25,6 +29,25 @@ final class SharedEmulator {
     static void register(org.springframework.test.context.DynamicPropertyRegistry r, String bucket) {
         r.add("gcslock.emulator.endpoint", GCS::endpoint);
         r.add("gcslock.bucket", () -> bucket);
+    }
+
+    /**
+     * A runner with gcslock's emulator and registry auto-configurations and {@code autoConfigurations}, on the
+     * shared emulator's {@code bucket}.
+     */
+    static ApplicationContextRunner runner(String bucket, Class<?>... autoConfigurations) {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
+                .withConfiguration(AutoConfigurations.of(autoConfigurations))
+                .withPropertyValues("gcslock.emulator.endpoint=" + GCS.endpoint(), "gcslock.bucket=" + bucket);
+    }
+
+    /**
+     * Another instance of the service that holds what it takes for as long as a test needs: a long TTL, since
+     * nothing here waits for an expiry and a loaded machine must not time GCS calls out.
+     */
+    static GcsLockRegistry holdingInstance(String bucket) {
+        return GcsLockRegistry.builder(GCS.storage(), bucket).ttl(Duration.ofSeconds(60)).build();
     }
 
     /** Another instance of the service, as a plain registry on the same bucket. */

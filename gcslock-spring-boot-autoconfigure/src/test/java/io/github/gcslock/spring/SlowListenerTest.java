@@ -3,11 +3,7 @@ package io.github.gcslock.spring;
 import com.google.cloud.storage.BlobId;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockRegistry;
-import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
-import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
 import org.junit.jupiter.api.Test;
-import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
 
 import java.time.Duration;
@@ -39,10 +35,7 @@ class SlowListenerTest {
 
     @Test
     void aSlowLostEventListenerDoesNotStarveAnotherLeasesRefreshes() {
-        new ApplicationContextRunner()
-                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class))
-                .withPropertyValues("gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(), "gcslock.bucket=" + BUCKET,
-                        "gcslock.ttl=2s", "gcslock.refresh-interval=200ms")
+        SharedEmulator.runner(BUCKET).withPropertyValues("gcslock.ttl=2s", "gcslock.refresh-interval=200ms")
                 .withBean(SlowAlert.class)
                 .run(ctx -> {
                     LockRegistry locks = ctx.getBean(LockRegistry.class);
