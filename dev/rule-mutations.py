@@ -65,7 +65,7 @@ muts = [
  ("close waits for releases in progress", E+'GcsLockRegistry.java', "refresher.close(releaseBound);", "refresher.close();", "CloseDuringReleaseTest"),
  ("a lease past its deadline on arrival is not handed out", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {\n            return false;", "if (true) {\n            return false;", "PerAcquisitionTimingTest#aLeaseWhoseCreateReplyArrivesPastItsDeadlineIsNotHandedOut"),
  ("calls for a short-TTL lease bounded by its TTL/3", E+'GcsLockRegistry.java', "return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;", "return store;", "PerAcquisitionTimingTest#aShortPerAcquisitionTtlLeaseSurvivesOneHungRefreshReplyLikeARegistryTtlLease"),
- ("acquired first among a lease's events", E+'GcsLockRegistry.java', "            events.runHereFirst(lease.name(), () -> {", "            ((java.util.function.BiConsumer<String, Runnable>) (n, r) -> r.run()).accept(lease.name(), () -> {", "ListenerOrderTest"),
+ ("acquired first among a lease's events", E+'Listeners.java', "        events.runHereFirst(lease.name(), () -> {", "        ((java.util.function.BiConsumer<String, Runnable>) (n, r) -> r.run()).accept(lease.name(), () -> {", "ListenerOrderTest"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

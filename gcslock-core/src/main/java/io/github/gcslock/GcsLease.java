@@ -153,7 +153,7 @@ final class GcsLease implements Lease {
             // Already lost: tell it now (on the listener threads, after the loss's own notification, which
             // may or may not have seen it in the list: hence "once").
             LockLostException ex = new LockLostException(name, generation, lostReason);
-            registry.dispatch(this, () -> once.tell(this, ex));
+            registry.listeners().dispatch(name, () -> once.tell(this, ex));
         }
         return this;
     }
@@ -293,7 +293,7 @@ final class GcsLease implements Lease {
         }
         // The transition is done; the callbacks run on the listener threads, so that the deadline timer
         // and the refresher never wait for a listener (an alert sent over HTTP) — rules 11 and 20.
-        registry.notifyLost(this, ex, () -> {
+        registry.listeners().lost(this, ex, () -> {
             for (LostListener l : listeners) {
                 l.tell(this, ex);
             }

@@ -19,7 +19,6 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
@@ -68,9 +67,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final AcquireAttempt attempts;
     /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
     private final Duration releaseBound;
-    private final List<LockEventListener> listeners = new CopyOnWriteArrayList<>();
-    /** Runs listener callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
-    private final LockEventDispatcher events = new LockEventDispatcher();
+    /** Every listener, told safely; on the right thread (rule 20). */
+    private final Listeners listeners;
     private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
     private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
     /**
@@ -138,7 +136,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
-        this.listeners.addAll(b.listeners);
+        this.listeners = new Listeners(b.listeners, nanoTime);
         this.maxRefreshFailures = settings.maxRefreshFailures();
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
         this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
@@ -155,7 +153,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
             @Override
             public void tookOver(String name, LockInfo stale) {
-                notifyTookOver(name, stale);
+                listeners.tookOver(name, stale);
             }
 
             @Override
@@ -196,15 +194,15 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     @Override
     public Optional<Lease> tryAcquire(String name, Duration ttl) {
         long start = nanoTime.getAsLong();
-        String outcome = "error";
+        AcquireOutcome outcome = AcquireOutcome.ERROR;
         Optional<Lease> lease = Optional.empty();
         try {
             lease = tryAcquireOnce(name, timingFor(name, ttl));
-            outcome = lease.isPresent() ? "acquired" : "busy";
+            outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
             return lease;
         } finally {
             if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                notifyAcquireFinished(name, outcome, start);
+                listeners.acquireFinished(name, outcome, start);
             }
         }
     }
@@ -223,35 +221,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     @Override
     public Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
         long start = nanoTime.getAsLong();
-        String outcome = "error";
+        AcquireOutcome outcome = AcquireOutcome.ERROR;
         Lease lease = null;
         try {
             lease = acquireWaiting(name, maxWait, timingFor(name, ttl));
-            outcome = "acquired";
+            outcome = AcquireOutcome.ACQUIRED;
             return lease;
         } catch (LockNotAcquiredException e) {
-            outcome = "timeout";
+            outcome = AcquireOutcome.TIMEOUT;
             throw e;
         } finally {
             if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                notifyAcquireFinished(name, outcome, start);
+                listeners.acquireFinished(name, outcome, start);
             }
-        }
-    }
-
-    private void notifyAcquireStarted(String name, String mode) {
-        for (LockEventListener l : listeners) {
-            safely(() -> l.acquireStarted(name, mode));
-        }
-    }
-
-    private void notifyAcquireFinished(String name, String outcome, long startNanos) {
-        if (listeners.isEmpty()) {
-            return;
-        }
-        Duration took = Duration.ofNanos(nanoTime.getAsLong() - startNanos);
-        for (LockEventListener l : listeners) {
-            safely(() -> l.acquireFinished(name, outcome, took));
         }
     }
 
@@ -285,7 +267,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (reentrant != null) {
             return Optional.of(reentrant);
         }
-        notifyAcquireStarted(name, "try");
+        listeners.acquireStarted(name, AcquireMode.TRY);
         if (!slot.permit.tryAcquire()) {
             return Optional.empty(); // another thread of this process holds it or is asking GCS right now
         }
@@ -297,7 +279,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 acquired = true;
                 return Optional.of(own(slot, result.lease()));
             }
-            notifyNotAcquired(name, result.holder());
+            listeners.notAcquired(name, result.holder());
             return Optional.empty();
         } catch (StorageException e) {
             throw store.unavailable(name, e);
@@ -327,7 +309,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (reentrant != null) {
             return reentrant;
         }
-        notifyAcquireStarted(name, "wait");
+        listeners.acquireStarted(name, AcquireMode.WAIT);
         if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {
             throw new LockNotAcquiredException(name, maxWait, null, null);
         }
@@ -361,7 +343,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                         holder = result.holder();
                         lastError = null;
                     }
-                    notifyNotAcquired(name, holder);
+                    listeners.notAcquired(name, holder);
                 } catch (StorageException e) {
                     if (!LockStore.isTransient(e)) {
                         throw store.unavailable(name, e);
@@ -468,18 +450,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
                         + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
                         + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before.generation());
-                for (LockEventListener l : listeners) {
-                    safely(() -> l.fencingTokenRegression(lease, before.generation()));
-                }
+                listeners.fencingTokenRegression(lease, before.generation());
             }
-            // First among the lease's events (rule 20): its refreshes, already scheduled, queue behind this.
-            events.runHereFirst(lease.name(), () -> {
-                for (LockEventListener l : listeners) {
-                    safely(() -> l.acquired(lease));
-                }
-            });
+            listeners.acquired(lease); // first among the lease's events (rule 20)
         } catch (Error e) {
-            // safely() swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
+            // Listeners swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
             // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
             // release it here instead of leaving it held and refreshed for the life of the process.
             log.warn("lock '{}': a listener failed while the lock was handed out ({}); releasing it", lease.name(), e.toString());
@@ -556,13 +531,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 // slot, so this never evicts a slot someone is about to own.
                 slots.computeIfPresent(lease.name(), (n, current) -> current.idle() ? null : current);
             }
-            // Raised on the releasing thread (a caller's, or the refresher's for a delayed release): run
-            // there only if it is not an engine thread, and always after the lock's earlier events.
-            events.dispatchOrRunHere(lease.name(), () -> {
-                for (LockEventListener l : listeners) {
-                    safely(() -> l.released(lease));
-                }
-            });
+            listeners.released(lease); // here if this is an application thread, after the lock's earlier events
         }
     }
 
@@ -787,7 +756,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** Adds a listener for acquisitions, releases, losses, refreshes and takeovers. */
     public void addListener(LockEventListener listener) {
-        listeners.add(Objects.requireNonNull(listener));
+        listeners.add(listener);
     }
 
     /** The owner id written into lock objects by this registry. */
@@ -898,62 +867,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 me.owner().equals(LockObject.owner(b)) && leaseId != null && liveByLeaseId.containsKey(leaseId));
     }
 
-    /**
-     * Tells the lease's own lost listeners ({@code leaseListeners}) and then the registry's, on the
-     * listener threads: never on the refresher or the deadline timer, which must not wait for a slow
-     * listener (rule 20), nor on a caller's {@code isHealthy()} check.
-     */
-    void notifyLost(GcsLease lease, LockLostException reason, Runnable leaseListeners) {
-        events.dispatch(lease.name(), () -> {
-            leaseListeners.run();
-            for (LockEventListener l : listeners) {
-                safely(() -> l.lost(lease, reason));
-            }
-        });
-    }
-
-    /** Runs {@code event} on the listener threads after the earlier events of {@code lease}'s lock. */
-    void dispatch(GcsLease lease, Runnable event) {
-        events.dispatch(lease.name(), event);
-    }
-
-    void notifyRefreshed(GcsLease lease) {
-        events.dispatch(lease.name(), () -> {
-            for (LockEventListener l : listeners) {
-                safely(() -> l.refreshed(lease));
-            }
-        });
-    }
-
-    void notifyRefreshFailed(GcsLease lease, Exception e) {
-        events.dispatch(lease.name(), () -> {
-            for (LockEventListener l : listeners) {
-                safely(() -> l.refreshFailed(lease, e));
-            }
-        });
-    }
-
-    private void notifyNotAcquired(String name, LockInfo holder) {
-        if (holder == null) {
-            return;
-        }
-        for (LockEventListener l : listeners) {
-            safely(() -> l.notAcquired(name, holder));
-        }
-    }
-
-    private void notifyTookOver(String name, LockInfo stale) {
-        for (LockEventListener l : listeners) {
-            safely(() -> l.tookOver(name, stale));
-        }
-    }
-
-    private static void safely(Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
-            log.warn("a LockEventListener threw; ignored", e);
-        }
+    /** The registry's listeners: {@link GcsLease} and {@link LeaseRefresher} report their events here. */
+    Listeners listeners() {
+        return listeners;
     }
 
     private void checkOpen() {

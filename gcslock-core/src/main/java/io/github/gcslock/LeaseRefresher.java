@@ -205,7 +205,7 @@ final class LeaseRefresher implements AutoCloseable {
             }
             lease.confirmed(after.getMetageneration(), sent, LockObject.updated(after));
             lease.timingConfirmed(sending);
-            registry.notifyRefreshed(lease);
+            registry.listeners().refreshed(lease);
             return true;
         } finally {
             lease.io.unlock();
@@ -242,7 +242,7 @@ final class LeaseRefresher implements AutoCloseable {
                 if (refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {
                     lease.timingConfirmed(sending); // this very refresh committed: its TTL is the object's
                 }
-                registry.notifyRefreshed(lease);
+                registry.listeners().refreshed(lease);
                 return true;
             } else {
                 lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)
@@ -262,7 +262,7 @@ final class LeaseRefresher implements AutoCloseable {
 
     private void countFailure(GcsLease lease, Exception e) {
         lease.consecutiveFailures++;
-        registry.notifyRefreshFailed(lease, e);
+        registry.listeners().refreshFailed(lease, e);
         if (lease.consecutiveFailures >= maxFailures) {
             lease.markLost(lease.consecutiveFailures + " consecutive refreshes failed; last error: " + e.getMessage());
         } else {

@@ -21,22 +21,29 @@ import java.time.Duration;
 public interface LockEventListener {
 
     /**
-     * A {@code tryAcquire} ({@code mode} {@code try}) or {@code acquire} ({@code wait}) call starts asking
-     * for the lock: called synchronously on the calling thread once the call is known not to be a
+     * A {@code tryAcquire} ({@link AcquireMode#TRY}) or {@code acquire} ({@link AcquireMode#WAIT}) call starts
+     * asking for the lock: called synchronously on the calling thread once the call is known not to be a
      * reentrant hold, before any wait or GCS request. {@link #acquireFinished} always follows for the
-     * same call (for tracing: the wait between the two is the acquisition's).
+     * same call, on the same thread (for tracing: the wait between the two is the acquisition's).
+     *
+     * @param name the lock name
+     * @param mode how the call asks: one attempt, or waiting up to its limit
      */
-    default void acquireStarted(String name, String mode) {
+    default void acquireStarted(String name, AcquireMode mode) {
     }
 
     /**
-     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds). Also called without a
-     * preceding {@link #acquireStarted} when the call failed before asking (bad input, closed registry).
+     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds), on the calling thread
+     * before the call returns or throws. Also called without a preceding {@link #acquireStarted} when the
+     * call failed before asking (bad input, closed registry).
      *
-     * @param outcome {@code acquired}; {@code busy} (tryAcquire found it held); {@code timeout}
-     *                (acquire's wait ran out); {@code error} (GCS could not be asked, or bad input)
+     * @param name    the lock name
+     * @param outcome {@link AcquireOutcome#ACQUIRED}; {@link AcquireOutcome#BUSY} (tryAcquire found it held);
+     *                {@link AcquireOutcome#TIMEOUT} (acquire's wait ran out); {@link AcquireOutcome#ERROR}
+     *                (GCS could not be asked, bad input, a closed registry, an interrupt)
+     * @param took    from the start of the call until now
      */
-    default void acquireFinished(String name, String outcome, Duration took) {
+    default void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
     }
 
     /** A lease was acquired (not for reentrant holds). */

@@ -16,13 +16,13 @@ class LockEventListenerTest extends EmulatorTestBase {
 
     private final LockEventListener recorder = new LockEventListener() {
         @Override
-        public void acquireStarted(String name, String mode) {
-            events.add("started " + name + " " + mode + " on " + Thread.currentThread().getName());
+        public void acquireStarted(String name, AcquireMode mode) {
+            events.add("started " + name + " " + mode.label() + " on " + Thread.currentThread().getName());
         }
 
         @Override
-        public void acquireFinished(String name, String outcome, Duration took) {
-            events.add("finished " + name + " " + outcome + " on " + Thread.currentThread().getName());
+        public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
+            events.add("finished " + name + " " + outcome.label() + " on " + Thread.currentThread().getName());
         }
     };
 

@@ -1,5 +1,6 @@
 package io.github.gcslock.autoconfigure;
 
+import io.github.gcslock.AcquireOutcome;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockEventListener;
 import io.github.gcslock.LockInfo;
@@ -57,17 +58,13 @@ public class GcsLockMetrics implements LockEventListener, GcsLockedAcquireListen
     }
 
     @Override
-    public void acquireFinished(String name, String outcome, Duration took) {
+    public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
         boolean[] call = annotatedCall.get();
         if (call != null) {
             call[0] = true; // a @GcsLocked call: recorded by acquireFinished(name, mode, ...) with the mode's outcome
             return;
         }
-        String tag = switch (outcome) {
-            case "acquired", "busy", "timeout" -> outcome;
-            default -> "error";
-        };
-        record(tag, took);
+        record(outcome.label(), took);
     }
 
     @Override

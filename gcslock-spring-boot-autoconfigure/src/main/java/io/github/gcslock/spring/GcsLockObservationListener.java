@@ -1,5 +1,7 @@
 package io.github.gcslock.spring;
 
+import io.github.gcslock.AcquireMode;
+import io.github.gcslock.AcquireOutcome;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockEventListener;
 import io.github.gcslock.LockLostException;
@@ -64,8 +66,8 @@ public class GcsLockObservationListener implements LockEventListener {
     }
 
     @Override
-    public void acquireStarted(String name, String mode) {
-        GcsLockAcquireContext context = new GcsLockAcquireContext(name, mode);
+    public void acquireStarted(String name, AcquireMode mode) {
+        GcsLockAcquireContext context = new GcsLockAcquireContext(name, mode.label());
         Observation observation = Observation.createNotStarted(acquireConvention, DEFAULT_ACQUIRE, () -> context, registry).start();
         Pending pending = new Pending(Thread.currentThread(), observation, context);
         acquiring.compute(name, (n, queue) -> {
@@ -76,16 +78,16 @@ public class GcsLockObservationListener implements LockEventListener {
     }
 
     @Override
-    public void acquireFinished(String name, String outcome, Duration took) {
+    public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
         Pending pending = takePending(name);
         if (pending == null) {
             // Failed before it started asking (bad input, closed registry): an observation of no wait.
             GcsLockAcquireContext context = new GcsLockAcquireContext(name, "unknown");
-            context.setOutcome(outcome);
+            context.setOutcome(outcome.label());
             Observation.createNotStarted(acquireConvention, DEFAULT_ACQUIRE, () -> context, registry).start().stop();
             return;
         }
-        pending.context().setOutcome(outcome);
+        pending.context().setOutcome(outcome.label());
         pending.observation().stop();
     }
 

@@ -1,5 +1,6 @@
 package io.github.gcslock.spring;
 
+import io.github.gcslock.AcquireOutcome;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockEventListener;
 import org.slf4j.Logger;
@@ -63,8 +64,8 @@ public class GcsReachability implements LockEventListener {
     }
 
     @Override
-    public void acquireFinished(String name, String outcome, Duration took) {
-        if ("acquired".equals(outcome) || "busy".equals(outcome)) {
+    public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
+        if (outcome == AcquireOutcome.ACQUIRED || outcome == AcquireOutcome.BUSY) {
             reached(); // GCS answered (a timeout may hide GCS errors, an error is reported by whoever saw it)
         }
     }

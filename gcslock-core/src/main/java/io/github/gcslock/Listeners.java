@@ -1,0 +1,150 @@
+package io.github.gcslock;
+
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
+
+/**
+ * The registry's {@link LockEventListener}s, told of one event per method, each listener safely: a
+ * listener's RuntimeException is logged and ignored, so one failing listener neither hides the event
+ * from the others nor fails the engine's work. An {@link Error} thrown by an {@link #acquired} listener
+ * is let through: the caller hands back the lease it could not hand out (rule 20).
+ *
+ * <p>Threads (rule 20): the acquisition events run on the acquiring thread, before its call returns;
+ * the refresh, loss and release events go through the {@link LockEventDispatcher}, in order per lock and
+ * never on the refresher's or the deadline timer's threads.
+ */
+final class Listeners {
+
+    private static final Logger log = LoggerFactory.getLogger(Listeners.class);
+
+    private final List<LockEventListener> all = new CopyOnWriteArrayList<>();
+    /** Runs callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
+    private final LockEventDispatcher events = new LockEventDispatcher();
+    private final LongSupplier nanoTime;
+
+    Listeners(Collection<LockEventListener> initial, LongSupplier nanoTime) {
+        this.all.addAll(initial);
+        this.nanoTime = nanoTime;
+    }
+
+    void add(LockEventListener listener) {
+        all.add(Objects.requireNonNull(listener));
+    }
+
+    // ---- on the acquiring thread
+
+    void acquireStarted(String name, AcquireMode mode) {
+        for (LockEventListener l : all) {
+            safely(() -> l.acquireStarted(name, mode));
+        }
+    }
+
+    /** The call that started at {@code startNanos} (of the registry's ticker) ended with {@code outcome}. */
+    void acquireFinished(String name, AcquireOutcome outcome, long startNanos) {
+        if (all.isEmpty()) {
+            return;
+        }
+        Duration took = Duration.ofNanos(nanoTime.getAsLong() - startNanos);
+        for (LockEventListener l : all) {
+            safely(() -> l.acquireFinished(name, outcome, took));
+        }
+    }
+
+    /** An attempt found {@code name} held by {@code holder}; nothing when the holder is unknown (null). */
+    void notAcquired(String name, LockInfo holder) {
+        if (holder == null) {
+            return;
+        }
+        for (LockEventListener l : all) {
+            safely(() -> l.notAcquired(name, holder));
+        }
+    }
+
+    void tookOver(String name, LockInfo stale) {
+        for (LockEventListener l : all) {
+            safely(() -> l.tookOver(name, stale));
+        }
+    }
+
+    void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+        for (LockEventListener l : all) {
+            safely(() -> l.fencingTokenRegression(lease, highestSeenBefore));
+        }
+    }
+
+    /**
+     * On the acquiring thread (an Error thrown there must reach the caller), yet first among the lease's
+     * events (rule 20): its refreshes, already scheduled, queue behind this.
+     */
+    void acquired(Lease lease) {
+        events.runHereFirst(lease.name(), () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.acquired(lease));
+            }
+        });
+    }
+
+    // ---- through the dispatcher
+
+    void refreshed(Lease lease) {
+        events.dispatch(lease.name(), () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.refreshed(lease));
+            }
+        });
+    }
+
+    void refreshFailed(Lease lease, Exception e) {
+        events.dispatch(lease.name(), () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.refreshFailed(lease, e));
+            }
+        });
+    }
+
+    /**
+     * Tells the lease's own lost listeners ({@code leaseListeners}) and then the registry's, on the
+     * listener threads: never on the refresher or the deadline timer, which must not wait for a slow
+     * listener (rule 20), nor on a caller's {@code isHealthy()} check.
+     */
+    void lost(Lease lease, LockLostException reason, Runnable leaseListeners) {
+        events.dispatch(lease.name(), () -> {
+            leaseListeners.run();
+            for (LockEventListener l : all) {
+                safely(() -> l.lost(lease, reason));
+            }
+        });
+    }
+
+    /**
+     * Raised on the releasing thread (a caller's, or the refresher's for a delayed release): run there only
+     * if it is not an engine thread, and always after the lock's earlier events.
+     */
+    void released(Lease lease) {
+        events.dispatchOrRunHere(lease.name(), () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.released(lease));
+            }
+        });
+    }
+
+    /** Runs {@code event} on the listener threads after the earlier events of lock {@code name}. */
+    void dispatch(String name, Runnable event) {
+        events.dispatch(name, event);
+    }
+
+    private static void safely(Runnable r) {
+        try {
+            r.run();
+        } catch (RuntimeException e) {
+            log.warn("a LockEventListener threw; ignored", e);
+        }
+    }
+}
