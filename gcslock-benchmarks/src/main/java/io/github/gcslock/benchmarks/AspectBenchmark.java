@@ -60,8 +60,8 @@ public class AspectBenchmark {
 
     @Setup(Level.Trial)
     public void setUp() throws Exception {
-        gcs = Scenarios.emulator();
-        registry = GcsLockRegistry.builder(gcs.storage(), Scenarios.BUCKET).verifyBucket(false).build();
+        gcs = Bench.emulator();
+        registry = GcsLockRegistry.builder(gcs.storage(), Bench.BUCKET).verifyBucket(false).build();
         plain = new Target();
         ProxyFactory pf = new ProxyFactory(plain);
         pf.setProxyTargetClass(true);

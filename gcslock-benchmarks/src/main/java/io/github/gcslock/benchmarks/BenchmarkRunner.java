@@ -1,8 +1,5 @@
 package io.github.gcslock.benchmarks;
 
-import org.knowm.xchart.BitmapEncoder;
-import org.knowm.xchart.XYChart;
-import org.knowm.xchart.XYChartBuilder;
 import org.openjdk.jmh.results.RunResult;
 import org.openjdk.jmh.runner.Runner;
 import org.openjdk.jmh.runner.options.Options;
@@ -11,18 +8,24 @@ import org.openjdk.jmh.runner.options.TimeValue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
 
 /**
- * Runs every scenario and prints one {@code RESULT} line each:
+ * Runs every scenario and prints {@code RESULT} lines:
  * {@code java -jar gcslock-benchmarks/target/gcslock-benchmarks.jar [--quick] [--out DIR] [--only SCENARIO,...]}.
- * Writes {@code handoff-gap.png} and {@code results.txt} to DIR (default: current directory).
+ * Writes {@code results.txt}, {@code handoff-gap.png} and {@code cron-tick-requests.png} to DIR (default: current
+ * directory).
  */
 public final class BenchmarkRunner {
+
+    static final List<String> SCENARIOS = List.of("uncontended", "cron-tick", "contention", "long-waiters",
+            "leader-election", "in-process", "held-scale", "aspect");
 
     private BenchmarkRunner() {
     }
@@ -37,36 +40,83 @@ public final class BenchmarkRunner {
                 case "--out" -> out = Path.of(args[++i]);
                 case "--only" -> only.addAll(List.of(args[++i].split(",")));
                 default -> throw new IllegalArgumentException("unknown option " + args[i]
-                        + "; usage: [--quick] [--out DIR] [--only uncontended,contention,in-process,held-scale,aspect]");
+                        + "; usage: [--quick] [--out DIR] [--only " + String.join(",", SCENARIOS) + "]");
             }
         }
+        for (String name : only) {
+            if (!SCENARIOS.contains(name)) {
+                throw new IllegalArgumentException("unknown scenario '" + name + "' in --only; known: " + String.join(",", SCENARIOS));
+            }
+        }
+        List<String> selected = only.isEmpty() ? SCENARIOS : only;
         long t0 = System.nanoTime();
         System.out.printf("gcslock benchmarks (%s) on %d cores, %s %s%n", quick ? "quick" : "full",
                 Runtime.getRuntime().availableProcessors(), System.getProperty("java.vm.name"), System.getProperty("java.version"));
-        Scenarios s = new Scenarios(quick);
-        if (only.isEmpty() || only.contains("uncontended")) {
+        Bench.Results results = new Bench.Results();
+        Scenarios s = new Scenarios(results, quick);
+        if (selected.contains("uncontended")) {
             s.uncontended();
         }
-        if (only.isEmpty() || only.contains("contention")) {
-            s.contention();
-            plot(s.handoffP50, out.resolve("handoff-gap.png"));
+        if (selected.contains("cron-tick")) {
+            CronTickScenario cron = new CronTickScenario(results, new int[]{3, 10, 50}, quick ? 30 : 100);
+            cron.run();
+            Plots.requestsPerTick(cron.requestsPerTick, out.resolve("cron-tick-requests.png"));
         }
-        if (only.isEmpty() || only.contains("in-process")) {
+        // Leader election waits out TTLs and write windows, the handoff runs wait out write windows: neither
+        // keeps the CPU busy, so they run side by side to keep --quick short.
+        CompletableFuture<Void> leader = CompletableFuture.completedFuture(null);
+        if (selected.contains("leader-election")) {
+            LeaderElectionScenario election = quick
+                    ? new LeaderElectionScenario(results, Duration.ofSeconds(20), 5, 5)
+                    : new LeaderElectionScenario(results, Duration.ofSeconds(60), 10, 10);
+            leader = CompletableFuture.runAsync(() -> {
+                try {
+                    election.run();
+                } catch (Exception e) {
+                    throw new IllegalStateException("leader-election failed", e);
+                }
+            });
+        }
+        handoff(results, selected, quick, out);
+        leader.join();
+        if (selected.contains("in-process")) {
             s.inProcess();
         }
-        if (only.isEmpty() || only.contains("held-scale")) {
+        if (selected.contains("held-scale")) {
             s.heldScale();
         }
-        if (only.isEmpty() || only.contains("aspect")) {
-            aspect(s, quick);
+        if (selected.contains("aspect")) {
+            aspect(results, quick);
         }
         Files.createDirectories(out);
-        Files.write(out.resolve("results.txt"), s.results());
+        Files.write(out.resolve("results.txt"), results.lines());
         System.out.printf("done in %.0f s%n", (System.nanoTime() - t0) / 1e9);
         System.exit(0);
     }
 
-    private static void aspect(Scenarios s, boolean quick) throws Exception {
+    /** contention and long-waiters: every configuration side by side (see HandoffScenario). */
+    private static void handoff(Bench.Results results, List<String> selected, boolean quick, Path out) throws Exception {
+        int acquisitions = quick ? 31 : 101; // 30 (100) handoff gaps
+        Duration cap = quick ? Duration.ofSeconds(150) : Duration.ofMinutes(8);
+        List<HandoffScenario.Config> configs = new ArrayList<>();
+        if (selected.contains("contention")) {
+            configs.addAll(HandoffScenario.contention(acquisitions, cap));
+        }
+        if (selected.contains("long-waiters")) {
+            configs.addAll(HandoffScenario.longWaiters(acquisitions, cap));
+        }
+        if (configs.isEmpty()) {
+            return;
+        }
+        HandoffScenario handoff = new HandoffScenario(results);
+        List<HandoffScenario.Outcome> outcomes = handoff.run(configs);
+        handoff.reportLongWaiterGoal(outcomes);
+        if (selected.contains("contention")) {
+            Plots.handoff(handoff.handoffP50, out.resolve("handoff-gap.png"));
+        }
+    }
+
+    private static void aspect(Bench.Results results, boolean quick) throws Exception {
         Options opt = new OptionsBuilder()
                 .include(AspectBenchmark.class.getName())
                 .forks(quick ? 0 : 1)
@@ -74,39 +124,16 @@ public final class BenchmarkRunner {
                 .measurementIterations(quick ? 3 : 10).measurementTime(TimeValue.seconds(1))
                 .shouldFailOnError(true)
                 .build();
-        Collection<RunResult> results = new Runner(opt).run();
+        Collection<RunResult> runs = new Runner(opt).run();
         Map<String, Double> ns = new TreeMap<>();
-        for (RunResult r : results) {
+        for (RunResult r : runs) {
             String name = r.getParams().getBenchmark();
             ns.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
         }
         double bare = ns.getOrDefault("bareCall", Double.NaN);
-        s.result(String.format("aspect bare_call_ns=%.1f reentrant_literal_ns=%.1f reentrant_overhead_ns=%.1f "
+        results.add(String.format("aspect bare_call_ns=%.1f reentrant_literal_ns=%.1f reentrant_overhead_ns=%.1f "
                         + "reentrant_spel_ns=%.1f spel_name_extra_ns=%.1f",
                 bare, ns.get("reentrantLiteralName"), ns.get("reentrantLiteralName") - bare,
                 ns.get("reentrantSpelName"), ns.get("reentrantSpelName") - ns.get("reentrantLiteralName")));
-    }
-
-    private static void plot(Map<Integer, Map<String, Double>> p50, Path file) throws Exception {
-        XYChart chart = new XYChartBuilder().width(800).height(500)
-                .title("Handoff gap (release to next acquire), p50, one-write-per-second limit on")
-                .xAxisTitle("contenders").yAxisTitle("handoff gap p50 (ms)").build();
-        for (String system : List.of("ours", "naive", "shedlock")) {
-            List<Integer> xs = new ArrayList<>();
-            List<Double> ys = new ArrayList<>();
-            new TreeMap<>(p50).forEach((c, m) -> {
-                Double v = m.get(system);
-                if (v != null && !v.isNaN()) {
-                    xs.add(c);
-                    ys.add(v);
-                }
-            });
-            if (!xs.isEmpty()) {
-                chart.addSeries(system.equals("ours") ? "gcslock" : system.equals("naive") ? "naive (gcslock-style)" : "ShedLock-style", xs, ys);
-            }
-        }
-        Files.createDirectories(file.toAbsolutePath().getParent());
-        BitmapEncoder.saveBitmap(chart, file.toString(), BitmapEncoder.BitmapFormat.PNG);
-        System.out.println("wrote " + file);
     }
 }

@@ -1,8 +1,6 @@
 package io.github.gcslock.benchmarks;
 
-import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.storage.Storage;
-import io.github.gcslock.GcsLockException;
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockEventListener;
@@ -10,55 +8,47 @@ import io.github.gcslock.test.GcsEmulator;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
-/** The benchmark scenarios. Each prints {@code RESULT <scenario> <metric>=<value> ...} lines. */
+/**
+ * The scenarios of one lock's cost: uncontended, in-process contention and many held leases. Each prints
+ * {@code RESULT <scenario> <metric>=<value> ...} lines. The multi-process scenarios have classes of their own.
+ */
 final class Scenarios {
 
-    static final String BUCKET = "bench";
+    private static final String BUCKET = Bench.BUCKET;
 
     private final boolean quick;
-    private final List<String> results = new ArrayList<>();
-    /** contenders → system → handoff p50 (ms), for the plot. */
-    final Map<Integer, Map<String, Double>> handoffP50 = new ConcurrentHashMap<>();
+    private final Bench.Results results;
 
-    Scenarios(boolean quick) {
+    Scenarios(Bench.Results results, boolean quick) {
+        this.results = results;
         this.quick = quick;
     }
 
-    List<String> results() {
-        return results;
+    private void result(String line) {
+        results.add(line);
     }
 
-    void result(String line) {
-        String l = "RESULT " + line;
-        results.add(l);
-        System.out.println(l);
+    private static Storage boundedStorage(GcsEmulator gcs) {
+        return Bench.boundedStorage(gcs);
     }
 
-    /** The same bounded client for every system: the client's own 50 s retries would blur every figure. */
-    static Storage boundedStorage(GcsEmulator gcs) {
-        return gcs.storage(RetrySettings.newBuilder().setMaxAttempts(50)
-                .setInitialRetryDelayDuration(Duration.ofMillis(50)).setMaxRetryDelayDuration(Duration.ofMillis(500))
-                .setRetryDelayMultiplier(2).setTotalTimeoutDuration(Duration.ofSeconds(10)).build());
+    private static GcsEmulator emulator() {
+        return Bench.emulator();
     }
 
-    static GcsEmulator emulator() {
-        GcsEmulator gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET);
-        return gcs;
+    private static double percentile(double[] values, double p) {
+        return Bench.percentile(values, p);
     }
 
     // ------------------------------------------------------------------ uncontended
@@ -82,9 +72,11 @@ final class Scenarios {
                 shed.unlock("u" + i);
             });
             ours.close();
-            result(String.format("uncontended rtt_ms=%d ours_requests=%.2f ours_latency_ms=%.1f ours_latency_over_2rtt=%.3f "
-                            + "naive_requests=%.2f naive_latency_ms=%.1f shedlock_requests=%.2f shedlock_latency_ms=%.1f",
-                    rttMs, oursR[0], oursR[1], oursR[1] / (2.0 * rttMs), naiveR[0], naiveR[1], shedR[0], shedR[1]));
+            // The engine's own overhead: ours against the naive lock making the same two calls through the
+            // same client (not against 2 RTT, which leaves out the client library's own cost per request).
+            result(String.format("uncontended rtt_ms=%d ours_requests=%.2f ours_latency_ms=%.1f naive_requests=%.2f "
+                            + "naive_latency_ms=%.1f ours_latency_over_naive=%.3f shedlock_requests=%.2f shedlock_latency_ms=%.1f",
+                    rttMs, oursR[0], oursR[1], naiveR[0], naiveR[1], oursR[1] / naiveR[1], shedR[0], shedR[1]));
         }
     }
 
@@ -103,137 +95,6 @@ final class Scenarios {
             lat[i] = (System.nanoTime() - t0) / 1e6;
         }
         return new double[]{(double) gcs.faults().objectRequests() / n, percentile(lat, 50)};
-    }
-
-    // ------------------------------------------------------------------ contention
-
-    /** One system under contention: how it acquires (waiting until the deadline) and releases. */
-    interface Contender {
-        /** Waits for the lock until {@code deadlineNanos}; returns a release action, or null if the time ran out. */
-        Runnable acquire(long deadlineNanos) throws Exception;
-    }
-
-    void contention() throws Exception {
-        int[] counts = {2, 8, 32};
-        Duration run = quick ? Duration.ofSeconds(10) : Duration.ofSeconds(60);
-        for (int c : counts) {
-            for (String system : List.of("ours", "naive", "shedlock")) {
-                contentionRun(system, c, run);
-            }
-        }
-    }
-
-    private void contentionRun(String system, int contenders, Duration run) throws Exception {
-        try (GcsEmulator gcs = emulator()) {
-            gcs.faults().latency(Duration.ofMillis(5), Duration.ofMillis(5));
-            gcs.writeRateLimit(true);
-            List<Contender> cs = new ArrayList<>();
-            List<GcsLockRegistry> registries = new ArrayList<>();
-            for (int i = 0; i < contenders; i++) {
-                Storage storage = boundedStorage(gcs);
-                switch (system) {
-                    case "ours" -> {
-                        GcsLockRegistry r = GcsLockRegistry.builder(storage, BUCKET).verifyBucket(false)
-                                .ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
-                                .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2).build();
-                        registries.add(r);
-                        cs.add(deadline -> {
-                            long wait = deadline - System.nanoTime();
-                            if (wait <= 0) {
-                                return null;
-                            }
-                            try {
-                                Lease l = r.acquire("hot", Duration.ofNanos(wait));
-                                return l::release;
-                            } catch (GcsLockException e) {
-                                return null;
-                            }
-                        });
-                    }
-                    case "naive" -> {
-                        NaiveGcsLock lock = new NaiveGcsLock(storage, BUCKET);
-                        cs.add(deadline -> {
-                            for (int attempt = 0; System.nanoTime() < deadline; attempt++) {
-                                if (lock.tryLock("hot")) {
-                                    return () -> lock.unlock("hot");
-                                }
-                                long sleep = Math.min(NaiveGcsLock.backoffMillis(100, attempt),
-                                        TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-                                if (sleep > 0) {
-                                    Thread.sleep(sleep);
-                                }
-                            }
-                            return null;
-                        });
-                    }
-                    default -> {
-                        ShedLockStyleGcsLock lock = new ShedLockStyleGcsLock(storage, BUCKET, Duration.ofMinutes(5));
-                        cs.add(deadline -> {
-                            // ShedLock itself never waits; polled here with the same capped jittered backoff as ours.
-                            for (int attempt = 0; System.nanoTime() < deadline; attempt++) {
-                                if (lock.tryLock("hot")) {
-                                    return () -> lock.unlock("hot");
-                                }
-                                long cap = Math.min(1000, 100L << Math.min(attempt, 10));
-                                long sleep = Math.min(ThreadLocalRandom.current().nextLong(cap + 1),
-                                        TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
-                                if (sleep > 0) {
-                                    Thread.sleep(sleep);
-                                }
-                            }
-                            return null;
-                        });
-                    }
-                }
-            }
-            gcs.faults().resetCounters();
-            long deadline = System.nanoTime() + run.toNanos();
-            long[] perContender = new long[contenders];
-            List<long[]> events = Collections.synchronizedList(new ArrayList<>()); // {acquiredAt, releasedAt}
-            ExecutorService pool = Executors.newFixedThreadPool(contenders);
-            CountDownLatch go = new CountDownLatch(1);
-            List<Future<?>> fs = new ArrayList<>();
-            for (int i = 0; i < contenders; i++) {
-                int idx = i;
-                fs.add(pool.submit(() -> {
-                    go.await();
-                    while (System.nanoTime() < deadline) {
-                        Runnable release = cs.get(idx).acquire(deadline);
-                        if (release == null) {
-                            break;
-                        }
-                        long acquiredAt = System.nanoTime();
-                        Thread.sleep(5); // the critical section
-                        release.run();
-                        long releasedAt = System.nanoTime(); // handoff gap: release completed -> next acquired
-                        perContender[idx]++;
-                        events.add(new long[]{acquiredAt, releasedAt});
-                    }
-                    return null;
-                }));
-            }
-            go.countDown();
-            for (Future<?> f : fs) {
-                f.get(5, TimeUnit.MINUTES);
-            }
-            pool.shutdownNow();
-            registries.forEach(GcsLockRegistry::close);
-            long acquisitions = Arrays.stream(perContender).sum();
-            List<long[]> sorted = new ArrayList<>(events);
-            sorted.sort((a, b) -> Long.compare(a[0], b[0]));
-            double[] gaps = new double[Math.max(0, sorted.size() - 1)];
-            for (int i = 1; i < sorted.size(); i++) {
-                gaps[i - 1] = (sorted.get(i)[0] - sorted.get(i - 1)[1]) / 1e6;
-            }
-            long max = Arrays.stream(perContender).max().orElse(0);
-            long min = Arrays.stream(perContender).min().orElse(0);
-            double p50 = percentile(gaps, 50);
-            handoffP50.computeIfAbsent(contenders, k -> new ConcurrentHashMap<>()).put(system, p50);
-            result(String.format("contention system=%s contenders=%d acquisitions=%d requests_per_acquisition=%.1f "
-                            + "handoff_p50_ms=%.0f handoff_p99_ms=%.0f fairness_max=%d fairness_min=%d rate_limited_429=%d",
-                    system, contenders, acquisitions, acquisitions == 0 ? Double.NaN : (double) gcs.faults().objectRequests() / acquisitions,
-                    p50, percentile(gaps, 99), max, min, gcs.faults().rateLimited()));
-        }
     }
 
     // ------------------------------------------------------------------ in-process
@@ -346,15 +207,5 @@ final class Scenarios {
     private static long usedHeap() {
         Runtime rt = Runtime.getRuntime();
         return rt.totalMemory() - rt.freeMemory();
-    }
-
-    static double percentile(double[] values, double p) {
-        if (values.length == 0) {
-            return Double.NaN;
-        }
-        double[] v = values.clone();
-        Arrays.sort(v);
-        int idx = (int) Math.ceil(p / 100.0 * v.length) - 1;
-        return v[Math.max(0, Math.min(v.length - 1, idx))];
     }
 }
