@@ -1,6 +1,10 @@
 package io.github.gcslock.autoconfigure;
 
 import io.github.gcslock.LockRegistry;
+import io.github.gcslock.spring.GcsReachability;
+import io.github.gcslock.spring.actuate.GcsLockHealthIndicator;
+import io.github.gcslock.spring.actuate.GcsLocksEndpoint;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -29,7 +33,7 @@ public class GcsLockActuatorAutoConfiguration {
         @Bean
         @ConditionalOnMissingBean(name = "gcsLockHealthIndicator")
         GcsLockHealthIndicator gcsLockHealthIndicator(LockRegistry registry,
-                                                      org.springframework.beans.factory.ObjectProvider<io.github.gcslock.spring.GcsReachability> reachability) {
+                                                      ObjectProvider<GcsReachability> reachability) {
             return new GcsLockHealthIndicator(registry, reachability.getIfAvailable());
         }
     }

@@ -1,7 +1,8 @@
 package io.github.gcslock.autoconfigure;
 
 import io.github.gcslock.LockRegistry;
-import io.micrometer.core.instrument.Gauge;
+import io.github.gcslock.spring.metrics.GcsLockHeldGauge;
+import io.github.gcslock.spring.metrics.GcsLockMetrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import org.springframework.beans.factory.ObjectProvider;
@@ -29,9 +30,6 @@ public class GcsLockMetricsAutoConfiguration {
     /** {@code gcslock.held}: leases held by this instance. */
     @Bean
     MeterBinder gcsLockHeldGauge(ObjectProvider<LockRegistry> registry) {
-        return meters -> Gauge.builder("gcslock.held", registry, r -> {
-            LockRegistry locks = r.getIfAvailable();
-            return locks == null ? 0 : locks.heldLeases().size();
-        }).description("Locks held by this instance").register(meters);
+        return new GcsLockHeldGauge(registry::getIfAvailable);
     }
 }

@@ -5,7 +5,7 @@ import io.github.gcslock.Lease;
 import io.github.gcslock.autoconfigure.GcsLockActuatorAutoConfiguration;
 import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
 import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
-import io.github.gcslock.autoconfigure.GcsLockHealthIndicator;
+import io.github.gcslock.spring.actuate.GcsLockHealthIndicator;
 import io.github.gcslock.test.GcsEmulator;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;

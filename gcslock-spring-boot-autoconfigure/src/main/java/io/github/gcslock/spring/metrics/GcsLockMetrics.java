@@ -1,4 +1,4 @@
-package io.github.gcslock.autoconfigure;
+package io.github.gcslock.spring.metrics;
 
 import io.github.gcslock.AcquireOutcome;
 import io.github.gcslock.Lease;
@@ -17,7 +17,7 @@ import java.time.Duration;
  * Micrometer meters of the lock registry: {@code gcslock.acquire} (timer, tag {@code outcome}, see below),
  * {@code gcslock.refresh} (counter, tag {@code outcome} = success, failure), {@code gcslock.lost},
  * {@code gcslock.takeover}, {@code gcslock.fencing.regression} (an acquisition whose fencing token was not
- * greater than one seen before for the lock: alert on it). The {@code gcslock.held} gauge is bound separately. Lock names are not tags:
+ * greater than one seen before for the lock: alert on it). The {@code gcslock.held} gauge is {@link GcsLockHeldGauge}. Lock names are not tags:
  * per-tenant names would explode cardinality.
  *
  * <p>{@code gcslock.acquire} outcomes, one per acquisition (nested holds are not counted). For a

@@ -1,4 +1,4 @@
-package io.github.gcslock.autoconfigure;
+package io.github.gcslock.spring.metrics;
 
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;

@@ -1,4 +1,4 @@
-package io.github.gcslock.autoconfigure;
+package io.github.gcslock.spring.actuate;
 
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockRegistry;

@@ -1,0 +1,33 @@
+package io.github.gcslock.spring.metrics;
+
+import io.github.gcslock.LockRegistry;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import java.util.function.Supplier;
+
+/**
+ * The {@code gcslock.held} gauge: leases held by this instance ({@link LockRegistry#heldLeases()}), 0 while
+ * there is no registry. Lock names are not tags (per-tenant names would explode cardinality).
+ */
+public class GcsLockHeldGauge implements MeterBinder {
+
+    private final Supplier<LockRegistry> registry;
+
+    /**
+     * @param registry the registry to read on each sample, or null while there is none (e.g. an
+     *                 {@code ObjectProvider::getIfAvailable}, so that binding does not create the registry)
+     */
+    public GcsLockHeldGauge(Supplier<LockRegistry> registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public void bindTo(MeterRegistry meters) {
+        Gauge.builder("gcslock.held", registry, r -> {
+            LockRegistry locks = r.get();
+            return locks == null ? 0 : locks.heldLeases().size();
+        }).description("Locks held by this instance").register(meters);
+    }
+}
