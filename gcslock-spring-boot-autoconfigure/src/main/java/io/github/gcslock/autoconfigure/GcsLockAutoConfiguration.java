@@ -28,6 +28,10 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Role;
 import org.springframework.core.Ordered;
 import org.springframework.core.env.Environment;
+import org.springframework.util.function.SingletonSupplier;
+
+import java.time.Duration;
+import java.util.function.Supplier;
 
 /**
  * Creates the {@link LockRegistry} on the application's {@link Storage} bean (the one spring-cloud-gcp
@@ -103,9 +107,11 @@ public class GcsLockAutoConfiguration {
     static GcsLockedBeanPostProcessor gcsLockedBeanPostProcessor(ObjectProvider<LockRegistry> registry, Environment environment,
                                                                  BeanFactory beanFactory, ObjectProvider<ApplicationEventPublisher> events,
                                                                  ObjectProvider<GcsReachability> reachability,
-                                                                 ObjectProvider<GcsLockedAcquireListener> acquireListeners) {
-        java.time.Duration defaultWait = org.springframework.boot.context.properties.bind.Binder.get(environment)
-                .bind("gcslock.wait", java.time.Duration.class).orElse(java.time.Duration.ZERO);
+                                                                 ObjectProvider<GcsLockedAcquireListener> acquireListeners,
+                                                                 ObjectProvider<GcsLockProperties> properties) {
+        // gcslock.wait as GcsLockProperties bound it, read at the first call that needs it: a post-processor
+        // that took the properties bean itself would create it before the other post-processors exist.
+        Supplier<Duration> defaultWait = SingletonSupplier.of(() -> properties.getObject().defaultWait());
         GcsLockedInterceptor interceptor = new GcsLockedInterceptor(registry, environment, beanFactory,
                 event -> events.getObject().publishEvent(event), defaultWait, acquireListeners);
         interceptor.setReachability(reachability);

@@ -1,0 +1,204 @@
+package io.github.gcslock.spring;
+
+import io.github.gcslock.GcsLockException;
+import io.github.gcslock.Lease;
+import io.github.gcslock.LockNotAcquiredException;
+import io.github.gcslock.LockRegistry;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.context.ApplicationEventPublisher;
+
+import java.lang.reflect.Method;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+
+/**
+ * Takes the lock of one {@link GcsLocked} call as its {@link IfLocked} mode says, and says so:
+ * <ul>
+ * <li>{@code SKIP}: takes the lock if it is free (waiting up to {@code maxWait}, else {@code gcslock.wait});
+ * held elsewhere, the call is skipped: an INFO line the first time per method (DEBUG after), a
+ * {@link GcsLockSkippedEvent}, outcome {@code skipped}.</li>
+ * <li>{@code FAIL}: the same wait; held elsewhere, {@link LockNotAcquiredException} (outcome {@code refused}).</li>
+ * <li>{@code WAIT}: waits up to {@code maxWait}, else without limit; then {@link LockNotAcquiredException}
+ * (outcome {@code timeout}).</li>
+ * </ul>
+ * When GCS could not be asked it is unknown whether the lock is free, so the method must not run in any
+ * mode: the failure is thrown, except that a {@code SKIP} call is skipped with one WARN line (a scheduled
+ * job's next run will try again); either way it is recorded in {@link GcsReachability}. An interrupt while
+ * waiting becomes {@link GcsLockInterruptedException} (outcome {@code interrupted}). Every call's outcome is
+ * told to the {@link GcsLockedAcquireListener}s (the {@code gcslock.acquire} meter).
+ */
+final class IfLockedPolicy {
+
+    /** The interceptor's category: what users configure to see or silence these lines. */
+    private static final Logger log = LoggerFactory.getLogger(GcsLockedInterceptor.class);
+    private static final Duration NO_LIMIT = Duration.ofDays(365 * 100L);
+
+    private final Supplier<Duration> defaultWait;
+    private final Object eventSource;
+    private final ApplicationEventPublisher events;
+    private final ObjectProvider<GcsLockedAcquireListener> acquireListeners;
+    private final Set<Method> skippedOnce = ConcurrentHashMap.newKeySet();
+    private volatile ObjectProvider<GcsReachability> reachability;
+
+    /**
+     * @param defaultWait      {@code gcslock.wait}: the wait of SKIP and FAIL methods without a {@code maxWait}
+     * @param eventSource      the source of the {@link GcsLockSkippedEvent}s
+     * @param acquireListeners looked up on each call; may be null
+     */
+    IfLockedPolicy(Supplier<Duration> defaultWait, Object eventSource, ApplicationEventPublisher events,
+                   ObjectProvider<GcsLockedAcquireListener> acquireListeners) {
+        this.defaultWait = defaultWait;
+        this.eventSource = eventSource;
+        this.events = events;
+        this.acquireListeners = acquireListeners;
+    }
+
+    void setReachability(ObjectProvider<GcsReachability> reachability) {
+        this.reachability = reachability;
+    }
+
+    /**
+     * Takes the lock as the mode says; null when the call is skipped (held elsewhere, or GCS could not be asked
+     * in SKIP mode), after logging and publishing that. Throws for FAIL, a WAIT that ran out, or an outage.
+     */
+    Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec) {
+        Lease lease;
+        try {
+            lease = acquireReporting(locks, name, spec);
+        } catch (GcsLockException e) {
+            if (e instanceof GcsLockInterruptedException) {
+                throw e; // not an outage: the caller's thread is being stopped
+            }
+            if (e instanceof LockNotAcquiredException && e.getCause() == null) {
+                throw e; // held elsewhere (FAIL, or WAIT ran out): the caller asked for the exception
+            }
+            // GCS could not be asked: it is unknown whether the lock is free, so the method must not run.
+            GcsReachability tracker = tracker();
+            GcsReachability.Outage outage = tracker != null ? tracker.failed(e) : null;
+            if (spec.ifLocked() != IfLocked.SKIP) {
+                throw e;
+            }
+            // One line per failed run instead of the scheduler's ERROR with the whole cause chain.
+            log.warn("@GcsLocked {} did not run: {}{}", LockNameResolver.describe(spec.method()), GcsReachability.describe(e),
+                    outage == null ? "" : " [GCS calls failing since " + outage.since() + ", " + outage.failures() + " failure(s)]");
+            log.debug("@GcsLocked {}: lock '{}' could not be asked for", LockNameResolver.describe(spec.method()), name, e);
+            return null;
+        }
+        GcsReachability tracker = tracker();
+        if (tracker != null) {
+            tracker.reached(); // GCS answered (the lock was taken, or is held elsewhere)
+        }
+        if (lease == null) {
+            if (skippedOnce.add(spec.method())) {
+                log.info("@GcsLocked {}: lock '{}' is held elsewhere, so this run is skipped (logged once per method; "
+                        + "later skips at DEBUG, counted by the gcslock.acquire meter, outcome=skipped)",
+                        LockNameResolver.describe(spec.method()), name);
+            } else {
+                log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method()), name);
+            }
+            publishSkipped(name, spec.method());
+            return null;
+        }
+        return lease;
+    }
+
+    private GcsReachability tracker() {
+        ObjectProvider<GcsReachability> provider = reachability;
+        return provider != null ? provider.getIfAvailable() : null;
+    }
+
+    /**
+     * Acquires as the mode says and tells the acquire listeners the outcome in the mode's terms. An
+     * interrupt while waiting becomes {@link GcsLockInterruptedException} with the flag set again: the
+     * annotated method does not declare {@code InterruptedException}, so rethrowing it would reach the
+     * caller as an {@code UndeclaredThrowableException} and lose the interrupt.
+     */
+    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec) {
+        List<GcsLockedAcquireListener> listeners = acquireListeners == null ? List.of()
+                : acquireListeners.orderedStream().toList();
+        for (GcsLockedAcquireListener l : listeners) {
+            tell(() -> l.acquiring(name));
+        }
+        long start = System.nanoTime();
+        String outcome = "error";
+        try {
+            Lease lease = acquire(locks, name, spec);
+            outcome = lease != null ? "acquired" : "skipped";
+            return lease;
+        } catch (LockNotAcquiredException e) {
+            if (e.getCause() == null) {
+                outcome = spec.ifLocked() == IfLocked.WAIT ? "timeout" : "refused";
+            }
+            throw e;
+        } catch (InterruptedException e) {
+            outcome = "interrupted";
+            Thread.currentThread().interrupt();
+            throw new GcsLockInterruptedException(name, spec.method(), e);
+        } finally {
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+            for (GcsLockedAcquireListener l : listeners) {
+                String o = outcome;
+                tell(() -> l.acquireFinished(name, spec.ifLocked(), o, took));
+            }
+        }
+    }
+
+    /** The registry call of each mode: null when SKIP finds the lock held elsewhere. */
+    private Lease acquire(LockRegistry locks, String name, LockedMethod spec) throws InterruptedException {
+        if (spec.ifLocked() == IfLocked.WAIT) {
+            return locks.acquire(name, spec.maxWait() != null ? spec.maxWait() : NO_LIMIT);
+        }
+        Duration wait = spec.maxWait() != null ? spec.maxWait() : defaultWait.get();
+        if (spec.ifLocked() == IfLocked.FAIL) {
+            if (wait.isZero()) {
+                Optional<Lease> lease = locks.tryAcquire(name);
+                if (lease.isEmpty()) {
+                    throw new LockNotAcquiredException(name, wait, locks.inspect(name).orElse(null), null);
+                }
+                return lease.get();
+            }
+            return locks.acquire(name, wait);
+        }
+        // SKIP
+        if (wait.isZero()) {
+            return locks.tryAcquire(name).orElse(null);
+        }
+        try {
+            return locks.acquire(name, wait);
+        } catch (LockNotAcquiredException e) {
+            if (e.getCause() != null) {
+                throw e; // GCS errors are not "held elsewhere": reported by acquireOrSkip, never skipped silently
+            }
+            return null;
+        }
+    }
+
+    /**
+     * Publishes {@link GcsLockSkippedEvent}. A listener's exception is logged, as for the other gcslock
+     * events, not thrown into the caller: the call was skipped, and a failing alert must not turn that
+     * into an error of the scheduled job.
+     */
+    private void publishSkipped(String name, Method method) {
+        try {
+            events.publishEvent(new GcsLockSkippedEvent(eventSource, name, method));
+        } catch (RuntimeException e) {
+            log.warn("lock '{}': a GcsLockSkippedEvent listener threw; ignored: {}", name, e.toString());
+            log.debug("GcsLockSkippedEvent listener failure", e);
+        }
+    }
+
+    private static void tell(Runnable call) {
+        try {
+            call.run();
+        } catch (RuntimeException e) {
+            log.warn("a GcsLockedAcquireListener threw; ignored: {}", e.toString());
+            log.debug("GcsLockedAcquireListener failure", e);
+        }
+    }
+}
