@@ -47,6 +47,9 @@ final class AcquireAttempt {
 
         /** GCS time as well as we can tell (for the expiry written into the object). */
         Instant estimatedGcsNow();
+
+        /** The proven lower bound of GCS time, or null before any reply (for the waiting pace). */
+        Instant estimatedGcsNowOrNull();
     }
 
     private final String bucket;
@@ -54,8 +57,11 @@ final class AcquireAttempt {
     private final Clock clock;
     private final LongSupplier nanoTime;
     private final Engine engine;
+    private final WaitPacing pacing;
+    private final ContentionHistory history = new ContentionHistory();
 
-    AcquireAttempt(String bucket, ProcessIdentity me, Clock clock, LongSupplier nanoTime, Engine engine) {
+    AcquireAttempt(String bucket, ProcessIdentity me, Clock clock, LongSupplier nanoTime, WaitPacing pacing, Engine engine) {
+        this.pacing = pacing;
         this.bucket = bucket;
         this.me = me;
         this.clock = clock;
@@ -63,8 +69,27 @@ final class AcquireAttempt {
         this.engine = engine;
     }
 
-    /** The outcome of one attempt: a lease, or the holder seen. */
-    record Result(GcsLease lease, LockInfo holder) {
+    /**
+     * The outcome of one attempt.
+     *
+     * @param lease   the lease acquired, or null
+     * @param holder  the holder seen, or null (acquired; or refused without a read, see {@link #refusedUnread})
+     * @param held    another process holds it (seen, or known from a refused create)
+     * @param sawFree the attempt saw the name free at some point (no object, or it deleted a stale one)
+     */
+    record Result(GcsLease lease, LockInfo holder, boolean held, boolean sawFree) {
+        static Result acquired(GcsLease lease, boolean sawFree) {
+            return new Result(lease, null, false, sawFree);
+        }
+
+        static Result heldBy(LockInfo holder, boolean sawFree) {
+            return new Result(null, holder, true, sawFree);
+        }
+
+        /** A create after seeing the name free was refused: someone made the object since; not read (rule 16). */
+        static Result refusedUnread() {
+            return new Result(null, null, true, true);
+        }
     }
 
     /**
@@ -75,6 +100,20 @@ final class AcquireAttempt {
     static final class UnknownCreates {
         private boolean any;
         private long earliestSentNanos;
+        /** A create of an earlier call (another lease id) may still commit (ContentionHistory). */
+        private boolean earlierCall;
+
+        void earlierCallMayCommit() {
+            earlierCall = true;
+        }
+
+        /**
+         * Whether a 412 may come from an object of ours that we have not seen: a create of this acquisition, or
+         * of an earlier call of this process, whose outcome is unknown (rule 16: then the object is read).
+         */
+        boolean mayHaveCommittedUnseen() {
+            return any || earlierCall;
+        }
 
         void record(long sentNanos) {
             if (!any || sentNanos - earliestSentNanos < 0) {
@@ -89,38 +128,109 @@ final class AcquireAttempt {
         }
     }
 
-    /** One attempt of the acquire algorithm (DESIGN.md rules 2–5), including the "retry at once" cases. Throws StorageException on errors. */
-    Result run(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing) {
+    /**
+     * One attempt as rule 16 paces it: read first if this process last saw the name held by another process,
+     * and remember what the attempt saw ({@link ContentionHistory}). Throws StorageException on errors.
+     */
+    Result attempt(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing) {
+        long look = nanoTime.getAsLong();
+        if (history.mayHaveUnseenCreate(name, look, timing.ttl().toNanos())) {
+            unknownCreates.earlierCallMayCommit();
+        }
+        Result result = run(name, leaseId, store, unknownCreates, timing, history.sighting(name) != null);
+        if (result.lease() != null || result.sawFree()) {
+            history.sawFreeOrAcquired(name);
+        }
+        if (result.held()) {
+            ContentionHistory.Sighting s = history.sawHeld(name, result.holder(), look);
+            Duration pause = pacing.pollDelay(s.holder(), engine.estimatedGcsNowOrNull(), s.waitedNanos(look));
+            history.nextLookAt(name, nanoTime.getAsLong() + pause.toNanos());
+        }
+        return result;
+    }
+
+    /**
+     * How long until the next look at {@code name} is due (rule 16: a process that has been seeing it held
+     * keeps its pace across calls); 0 if it is due or the name was not last seen held.
+     */
+    long nanosUntilNextLook(String name) {
+        ContentionHistory.Sighting s = history.sighting(name);
+        return s == null ? 0 : Math.max(0, s.nextLookNanos() - nanoTime.getAsLong());
+    }
+
+    /** The holder this process last saw of {@code name}, or null. */
+    LockInfo lastSeenHolder(String name) {
+        ContentionHistory.Sighting s = history.sighting(name);
+        return s == null ? null : s.holder();
+    }
+
+    /**
+     * One attempt of the acquire algorithm (DESIGN.md rules 2–5), including the "retry at once" cases, starting
+     * with a read if {@code readFirst} (rule 16). Throws StorageException on errors.
+     */
+    Result run(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing,
+            boolean readFirst) {
         Duration ttl = timing.ttl();
         BlobId id = store.id(name);
         LockInfo seen = null;
+        // This attempt has seen the name free (a read found no object, or our guarded delete removed it): an
+        // object that a later create of ours meets was made after that, so it is younger than this call.
+        boolean sawFree = false;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
-            try {
-                Blob created = store.create(
-                        LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, engine.estimatedGcsNow().plus(ttl)));
-                GcsLease lease = engine.newLease(name, created, leaseId, now, sent, timing);
-                if (arrivedPastItsDeadline(lease, created, store)) {
-                    continue;
-                }
-                return new Result(lease, null);
-            } catch (StorageException e) {
-                if (e.getCode() != 412) {
-                    if (e.getCode() != 404) {
-                        unknownCreates.record(sent); // a lost reply or a timeout: it may have committed
-                    }
-                    if (e.getCode() == 404) {
-                        throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
-                                + "to creating lock object '" + id.getName() + "')", e);
-                    }
-                    throw e;
-                }
+            Blob current = null;
+            if (i == 0 && readFirst) {
+                // Rule 16, read first: the name was last seen held by another process, so it most likely still
+                // is; one read tells (a create would be refused and need a read anyway).
+                current = store.read(id);
+                sawFree = current == null;
             }
-            // 412: the object exists. Read it once to learn whose it is and when it was last written.
-            Blob current = store.read(id);
             if (current == null) {
-                continue; // released between our create and our read: try again at once
+                sent = nanoTime.getAsLong();
+                now = clock.instant();
+                // After seeing the name free, create through the client that does not retry by itself, so that
+                // a 412 cannot come from an unseen try of our own (see the refusal below).
+                LockStore creator = sawFree && !unknownCreates.mayHaveCommittedUnseen() ? store.singleTry() : store;
+                boolean singleTry = creator.singleTry() == creator;
+                try {
+                    Blob created = creator.create(
+                            LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, engine.estimatedGcsNow().plus(ttl)));
+                    GcsLease lease = engine.newLease(name, created, leaseId, now, sent, timing);
+                    if (arrivedPastItsDeadline(lease, created, store)) {
+                        unknownCreates.record(sent); // if its delete failed, the object is ours, written at `sent`
+                        continue;
+                    }
+                    return Result.acquired(lease, sawFree);
+                } catch (StorageException e) {
+                    if (e.getCode() != 412) {
+                        if (e.getCode() == 404) {
+                            throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
+                                    + "to creating lock object '" + id.getName() + "')", e);
+                        }
+                        unknownCreates.record(sent); // a lost reply or a timeout: it may have committed
+                        history.createOutcomeUnknown(name, sent); // ... even after this call has ended (slow request)
+                        if (creator != store && LockStore.isTransient(e)) {
+                            continue; // the caller's store retries by itself: create again through it (a 412 is then read)
+                        }
+                        throw e;
+                    }
+                    if (!singleTry) {
+                        // The client may have retried this create after a lost reply: the 412 may be from our own try.
+                        unknownCreates.record(sent);
+                    } else if (sawFree && !unknownCreates.mayHaveCommittedUnseen()) {
+                        // Rule 16: no second read. The object was created after this attempt saw the name free, so
+                        // it is younger than this call and cannot be stale; it is not ours (this create was one
+                        // request, refused, and no create of ours is of unknown outcome). Refusing is safe.
+                        return Result.refusedUnread();
+                    }
+                }
+                // 412: the object exists. Read it once to learn whose it is and when it was last written.
+                current = store.read(id);
+                if (current == null) {
+                    sawFree = true;
+                    continue; // released between our create and our read: try again at once
+                }
             }
             String owner = LockObject.owner(current);
             String currentLease = LockObject.leaseId(current);
@@ -142,38 +252,41 @@ final class AcquireAttempt {
                     }
                     GcsLease lease = engine.newLease(name, confirmed.blob(), leaseId, now, confirmed.sentNanos(), timing);
                     if (arrivedPastItsDeadline(lease, confirmed.blob(), store)) {
+                        unknownCreates.record(writtenFrom);
                         continue;
                     }
                     log.debug("lock '{}': adopted our own create whose reply was lost, after confirming it", name);
-                    return new Result(lease, null);
+                    return Result.acquired(lease, sawFree);
                 }
                 GcsLease lease = engine.newLease(name, current, leaseId, now, writtenFrom, timing);
                 if (arrivedPastItsDeadline(lease, current, store)) {
+                    unknownCreates.record(writtenFrom);
                     continue;
                 }
                 log.debug("lock '{}': adopted our own create whose reply was lost", name);
-                return new Result(lease, null);
+                return Result.acquired(lease, sawFree);
             }
             if (me.owner().equals(owner) && !engine.isLive(currentLease)) {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
                 // nobody else can be using it, so retake it at once instead of waiting for the TTL.
                 log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
-                store.deleteIfUnchanged(current);
+                sawFree |= store.deleteIfUnchanged(current);
                 continue;
             }
             if (seen.stale()) {
                 // DESIGN.md rule 5: preconditions on generation and metageneration: if the holder refreshed,
                 // or another contender took over between our GET and this DELETE, the delete fails.
                 if (store.deleteIfUnchanged(current)) {
+                    sawFree = true;
                     log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
                             seen.updated(), seen.ttl());
                     engine.tookOver(name, seen);
                 }
                 continue;
             }
-            return new Result(null, seen);
+            return Result.heldBy(seen, sawFree);
         }
-        return new Result(null, seen);
+        return new Result(null, seen, false, sawFree);
     }
 
     /**
@@ -223,15 +336,5 @@ final class AcquireAttempt {
             }
             throw e;
         }
-    }
-
-    /** One read: the holder if the lock is plainly held by another owner and not stale; else null (worth an attempt). */
-    LockInfo stillHeldBySomeoneElse(String name, LockStore store) {
-        Blob current = store.read(store.id(name));
-        if (current == null) {
-            return null;
-        }
-        LockInfo info = engine.info(name, current);
-        return me.owner().equals(info.owner()) || info.stale() ? null : info;
     }
 }

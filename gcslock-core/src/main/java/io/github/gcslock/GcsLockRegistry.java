@@ -140,7 +140,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.maxRefreshFailures = settings.maxRefreshFailures();
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
         this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
-        this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, new AcquireAttempt.Engine() {
+        this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, pacing, new AcquireAttempt.Engine() {
             @Override
             public boolean isLive(String leaseId) {
                 return liveByLeaseId.containsKey(leaseId);
@@ -165,6 +165,11 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             @Override
             public Instant estimatedGcsNow() {
                 return GcsLockRegistry.this.estimatedGcsNow();
+            }
+
+            @Override
+            public Instant estimatedGcsNowOrNull() {
+                return store.gcsTime().lowerBoundNow();
             }
         });
         this.refresher = new LeaseRefresher(this, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
@@ -274,7 +279,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean acquired = false;
         try {
             checkOpen(name);
-            AcquireAttempt.Result result = attempts.run(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing);
+            // Rule 16: always at least one request (a cron tick must not end with nobody running), read first
+            // if this process last saw the name held by another.
+            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing);
             if (result.lease() != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease()));
@@ -324,26 +331,37 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
             // written the object we later adopt, so the adopted object is dated from the earliest.
             AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
-            LockInfo holder = null;
+            LockInfo holder = attempts.lastSeenHolder(name);
             StorageException lastError = null;
+            // Rule 16: a process that has been seeing the name held (over earlier calls too: a follower calling
+            // tryLock(500 ms) back to back) keeps its pace: a look that is not due yet is waited for, not sent.
+            // A wait of zero is one-shot and always asks.
+            long left = budget - (nanoTime.getAsLong() - start);
+            long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;
+            if (untilDue > 0) {
+                if (closing.await(Math.min(untilDue, left), TimeUnit.NANOSECONDS)) {
+                    checkOpen(name); // close() woke us
+                }
+                if (untilDue > left) {
+                    throw new LockNotAcquiredException(name, maxWait, holder, null, true);
+                }
+            }
+            boolean held = true;
             for (int n = 0; ; n++) {
                 checkOpen(name);
                 try {
-                    // After seeing the lock held, poll with a read (1 request) and only try to create when
-                    // it is gone or may be taken over: a create that fails costs a create and a read.
-                    LockInfo stillHeld = holder != null && lastError == null ? attempts.stillHeldBySomeoneElse(name, storeFor(timing).singleTry()) : null;
-                    if (stillHeld != null) {
-                        holder = stillHeld;
-                    } else {
-                        AcquireAttempt.Result result = attempts.run(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing);
-                        if (result.lease() != null) {
-                            acquired = true;
-                            return own(slot, result.lease());
-                        }
-                        holder = result.holder();
-                        lastError = null;
+                    held = false;
+                    // Read first once the lock was seen held (1 request a look, not a create + read); create
+                    // when it is gone, take over when stale (rules 2-5, 16).
+                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing);
+                    if (result.lease() != null) {
+                        acquired = true;
+                        return own(slot, result.lease());
                     }
-                    listeners.notAcquired(name, holder);
+                    holder = result.holder();
+                    held = result.held();
+                    lastError = null;
+                    listeners.notAcquired(name, result.holder());
                 } catch (StorageException e) {
                     if (!LockStore.isTransient(e)) {
                         throw store.unavailable(name, e);
@@ -353,13 +371,21 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 }
                 long remaining = budget - (nanoTime.getAsLong() - start);
                 if (remaining <= 0) {
-                    throw new LockNotAcquiredException(name, maxWait, holder, lastError);
+                    throw new LockNotAcquiredException(name, maxWait, holder, lastError, held);
                 }
-                // Rule 16: after a 429 the write window, after seeing a holder its next useful moment.
-                Duration delay = pacing.next(lastError, holder, store.gcsTime()::lowerBoundNow, n);
-                long sleep = Math.min(remaining, delay.toNanos());
+                // Rule 16: after a 429 the write window, after other errors the backoff, after seeing a holder
+                // the next look the attempt scheduled (its interval grows with the time waited).
+                long delay = lastError != null ? pacing.afterError(lastError, n).toNanos()
+                        : held && attempts.nanosUntilNextLook(name) > 0 ? attempts.nanosUntilNextLook(name)
+                        : pacing.backoff().delay(n).toNanos();
+                long sleep = Math.min(remaining, delay);
                 if (closing.await(sleep, TimeUnit.NANOSECONDS)) {
                     checkOpen(name); // close() woke us: fail now, not after the backoff
+                }
+                if (held && delay > remaining) {
+                    // The next look is not due within this call: no look at the deadline (it keeps its pace,
+                    // rule 16); the wait ends having seen the lock held.
+                    throw new LockNotAcquiredException(name, maxWait, holder, null, true);
                 }
             }
         } finally {

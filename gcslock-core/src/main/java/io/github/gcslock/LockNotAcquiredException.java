@@ -13,18 +13,25 @@ public class LockNotAcquiredException extends GcsLockException {
     private final Duration waited;
 
     public LockNotAcquiredException(String lockName, Duration waited, LockInfo holder, Throwable lastError) {
-        super(lockName, message(lockName, waited, holder, lastError), lastError);
+        this(lockName, waited, holder, lastError, false);
+    }
+
+    /** {@code heldElsewhere}: another process holds it though it was not read (its create beat ours just now). */
+    LockNotAcquiredException(String lockName, Duration waited, LockInfo holder, Throwable lastError, boolean heldElsewhere) {
+        super(lockName, message(lockName, waited, holder, lastError, heldElsewhere), lastError);
         this.holder = holder;
         this.waited = waited;
     }
 
-    private static String message(String name, Duration waited, LockInfo holder, Throwable lastError) {
+    private static String message(String name, Duration waited, LockInfo holder, Throwable lastError, boolean heldElsewhere) {
         StringBuilder sb = new StringBuilder("lock '").append(name).append("' not acquired within ").append(waited);
         if (holder != null) {
             sb.append(": held by ").append(holder.owner());
             if (holder.expires() != null) {
                 sb.append(" (holder's expiry estimate ").append(holder.expires()).append(')');
             }
+        } else if (heldElsewhere && lastError == null) {
+            sb.append(": another process holds it (it created the lock object just before us)");
         } else if (lastError == null) {
             sb.append(": another thread of this process holds it");
         }

@@ -1,0 +1,119 @@
+package io.github.gcslock;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * Per lock name, what this process last saw of <em>other</em> processes holding it (DESIGN.md rule 16): the
+ * economy of acquiring rests on it, never the safety.
+ *
+ * <ul>
+ * <li><b>Read first.</b> A name last seen held by someone else is most likely still held: the next attempt
+ * starts with one read (1 request to learn "held") instead of a create that is refused and a read (2).
+ * A name this process held last, saw free, or never looked at starts with the create as before.</li>
+ * <li><b>Waiting across calls.</b> A process that keeps seeing a name held — a follower calling
+ * {@code tryLock(500 ms)} back to back, a job waiting in a loop — has been waiting since the first of those
+ * looks ({@link Sighting#heldSinceNanos}), however many calls it took; the next look is due at
+ * {@link Sighting#nextLookNanos}, and a new waiting call starts from there instead of with a request.</li>
+ * <li><b>Our own creates of unknown outcome.</b> A create of an earlier call that timed out may still
+ * commit (a slow request) after this process has read the name free; then a create of ours gets 412 from
+ * our own object. Such a name keeps its second read ({@link #mayHaveUnseenCreate}).</li>
+ * </ul>
+ *
+ * <p>Bounded like the fencing-token memory: the least recently used names are forgotten (names may be per
+ * tenant). Forgetting costs requests, never safety: a forgotten name starts with a create.
+ */
+final class ContentionHistory {
+
+    private static final int MAX_NAMES = 10_000;
+
+    /**
+     * One name seen held by another process.
+     *
+     * @param holder         what the last look saw (null if the create was refused without a read)
+     * @param heldSinceNanos the first look of this unbroken run of looks that all saw it held (monotonic)
+     * @param lastLookNanos  when the last of them was sent
+     * @param nextLookNanos  when the next look is due (the waiting pace of rule 16)
+     */
+    record Sighting(LockInfo holder, long heldSinceNanos, long lastLookNanos, long nextLookNanos) {
+        /** How long this process has been seeing the name held, at {@code nowNanos}. */
+        long waitedNanos(long nowNanos) {
+            return Math.max(0, nowNanos - heldSinceNanos);
+        }
+    }
+
+    private final Map<String, Sighting> held = new LinkedHashMap<>(64, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Sighting> eldest) {
+            return size() > MAX_NAMES;
+        }
+    };
+
+    /** Send times of creates (of earlier calls) whose outcome is unknown, per name. */
+    private final Map<String, Long> unknownCreates = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > MAX_NAMES;
+        }
+    };
+
+    /** The last sighting of {@code name} held by another process, or null (free, ours, or not looked at). */
+    synchronized Sighting sighting(String name) {
+        return held.get(name);
+    }
+
+    /**
+     * A look sent at {@code lookNanos} saw {@code name} held by another process ({@code holder}; null when the
+     * create was refused without reading). The run of looks goes on from the earlier sighting if there is one
+     * and this look came no later than one more scheduled interval after the look that was due (the process
+     * kept looking, call after call); otherwise — a job that asks once an hour — it starts here. Returns the
+     * sighting; its next look is not yet set (see {@link #nextLookAt}).
+     */
+    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos) {
+        Sighting before = held.get(name);
+        long since = before != null
+                && lookNanos - before.nextLookNanos <= Math.max(0, before.nextLookNanos - before.lastLookNanos)
+                ? before.heldSinceNanos : lookNanos;
+        Sighting now = new Sighting(holder != null ? holder : before != null ? before.holder : null, since, lookNanos, lookNanos);
+        held.put(name, now);
+        return now;
+    }
+
+    /** The next look at {@code name} is due at {@code nanos} (kept only while it is seen held). */
+    synchronized void nextLookAt(String name, long nanos) {
+        Sighting s = held.get(name);
+        if (s != null) {
+            held.put(name, new Sighting(s.holder, s.heldSinceNanos, s.lastLookNanos, nanos));
+        }
+    }
+
+    /** This process saw {@code name} free, or acquired it: the next attempt creates first. */
+    synchronized void sawFreeOrAcquired(String name) {
+        held.remove(name);
+    }
+
+    /** A create of {@code name} sent at {@code sentNanos} ended without us learning whether it committed. */
+    synchronized void createOutcomeUnknown(String name, long sentNanos) {
+        Long before = unknownCreates.get(name);
+        if (before == null || sentNanos - before > 0) {
+            unknownCreates.put(name, sentNanos); // the latest matters: it is the one that may commit last
+        }
+    }
+
+    /**
+     * Whether a create of {@code name} of an earlier call, of unknown outcome, may still commit: sent less
+     * than {@code withinNanos} before {@code nowNanos}. A request is not served later than that (the window
+     * is the lock's TTL); past it the record is dropped.
+     */
+    synchronized boolean mayHaveUnseenCreate(String name, long nowNanos, long withinNanos) {
+        Long sent = unknownCreates.get(name);
+        if (sent == null) {
+            return false;
+        }
+        if (nowNanos - sent > withinNanos) {
+            unknownCreates.remove(name);
+            return false;
+        }
+        return true;
+    }
+}

@@ -1,0 +1,275 @@
+package io.github.gcslock;
+
+import io.github.gcslock.test.Operation;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * DESIGN.md rule 16, the request economy of acquiring: read first when the name was last seen held by
+ * another process, no second read after a refused create only when that is safe, the waiting pace kept
+ * across calls. Each test counts the requests the emulator received and says who acquired; the comment on
+ * each names the interleaving that could break safety or liveness.
+ */
+class AcquireEconomyTest extends EmulatorTestBase {
+
+    /** Another process holding "job" with a TTL long enough that it is never stale during a test. */
+    private GcsLockRegistry holder() {
+        return registry(b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2)));
+    }
+
+    private long inserts() {
+        return gcs.faults().requestCount(Operation.INSERT);
+    }
+
+    private long reads() {
+        return gcs.faults().requestCount(Operation.GET);
+    }
+
+    /**
+     * A process that last saw the name held by another starts with one read (a live holder: refused with 1
+     * request, not a refused create and a read); one that saw it free, held it last or never looked creates
+     * first (1 request when free).
+     */
+    @Test
+    void aNameLastSeenHeldByAnotherProcessStartsWithARead() {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry();
+        Lease held = other.tryAcquire("job").orElseThrow();
+
+        gcs.faults().resetCounters();
+        assertThat(r.tryAcquire("job")).as("never looked: create first").isEmpty();
+        assertThat(inserts()).isEqualTo(1);
+        assertThat(reads()).isEqualTo(1);
+
+        gcs.faults().resetCounters();
+        assertThat(r.tryAcquire("job")).as("seen held: read first").isEmpty();
+        assertThat(inserts()).isZero();
+        assertThat(reads()).isEqualTo(1);
+
+        held.release();
+        gcs.faults().resetCounters();
+        Lease mine = r.tryAcquire("job").orElseThrow();
+        assertThat(reads()).as("the read finds it free").isEqualTo(1);
+        assertThat(inserts()).isEqualTo(1);
+        assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
+
+        mine.release();
+        gcs.faults().resetCounters();
+        r.tryAcquire("job").orElseThrow().release();
+        assertThat(reads()).as("held it last: create first").isZero();
+        assertThat(inserts()).isEqualTo(1);
+    }
+
+    /**
+     * Interleaving: our read finds the name free, another process creates it, our create is refused (412).
+     * The object was made after our read, so it is younger than our call and cannot be stale, and our create
+     * was one request (no retry of ours can have made it): refuse without a second read.
+     */
+    @Test
+    void aCreateRefusedAfterTheNameWasSeenFreeIsNotReadAgain() {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry();
+        Lease first = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty(); // r saw it held
+        first.release();
+
+        Lease[] winner = new Lease[1];
+        gcs.faults().beforeNext(Operation.INSERT, () -> winner[0] = other.tryAcquire("job").orElseThrow());
+        gcs.faults().resetCounters();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        assertThat(reads()).as("only the read that found it free").isEqualTo(1);
+        assertThat(inserts()).as("the other's create and ours").isEqualTo(2);
+        assertThat(winner[0].isHealthy()).isTrue();
+        assertThat(object("job").getGeneration()).isEqualTo(winner[0].fencingToken());
+    }
+
+    /**
+     * Interleaving: our read finds the name free; our create commits but its reply is lost; the client's retry
+     * (tryAcquire's client retries by itself) gets 412 from our own object. Refusing without a read would leak
+     * our own object until its TTL — a cron tick where nobody runs. Rule: after a create whose outcome is
+     * unknown the object is read, and it is ours (rule 3): adopted.
+     */
+    @Test
+    void aRefusedCreateThatMayBeOurOwnIsReadAndAdopted() {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry();
+        Lease first = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        first.release();
+
+        gcs.faults().dropNextReply(Operation.INSERT);
+        gcs.faults().resetCounters();
+        Lease mine = r.tryAcquire("job").orElseThrow();
+        assertThat(reads()).as("the read that found it free, the read after the 412").isEqualTo(2);
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).as("adopted, not deleted").isZero();
+        assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
+        assertThat(object("job").getMetadata()).containsEntry("gcslock-owner", r.owner());
+    }
+
+    /** The same in a waiting acquire (its client does not retry): the next look is a read that finds our object. */
+    @Test
+    void aWaiterWhoseCreateReplyWasLostAdoptsItsObjectAtTheNextRead() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry();
+        Lease first = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        first.release();
+
+        gcs.faults().dropNextReply(Operation.INSERT);
+        gcs.faults().resetCounters();
+        Lease mine = r.acquire("job", Duration.ofSeconds(5));
+        assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
+        assertThat(inserts()).as("one create, adopted at the next read").isEqualTo(1);
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).isZero();
+    }
+
+    /**
+     * Interleaving (a slow request that still commits): a create of an earlier call timed out on our side but
+     * is still being served; our next call reads the name free, then that old create commits, then our new
+     * create gets 412 — from our own object of the earlier call. Refusing unread would leave it until its TTL.
+     * Rule: while a create of ours of unknown outcome may still commit (one TTL), the 412 is read; the object
+     * is ours with no live lease, so it is retaken at once (rule 4).
+     */
+    @Test
+    void aCreateOfAnEarlierCallThatCommitsLateIsReadAndRetaken() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry();
+        Lease first = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        first.release();
+
+        CountDownLatch slowCreateArrived = new CountDownLatch(1);
+        CountDownLatch letItCommit = new CountDownLatch(1);
+        gcs.faults().beforeNext(Operation.INSERT, () -> {
+            slowCreateArrived.countDown();
+            awaitQuietly(letItCommit);
+        });
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<?> earlierCall = thread.submit(() -> r.tryAcquire("job"));
+            assertThat(slowCreateArrived.await(5, TimeUnit.SECONDS)).isTrue();
+            gcs.faults().failNext(1000, 503, Operation.INSERT); // the client's retries of it fail
+            assertThatThrownBy(() -> earlierCall.get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(GcsLockException.class);
+            gcs.faults().reset(); // the slow create, still held back, will commit
+            gcs.faults().beforeNext(Operation.INSERT, () -> {
+                letItCommit.countDown();
+                await().atMost(Duration.ofSeconds(5)).until(() -> object("job") != null);
+            });
+            Lease mine = r.tryAcquire("job").orElseThrow();
+            assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
+            assertThat(object("job").getMetadata()).containsEntry("gcslock-lease", mine.leaseId());
+        } finally {
+            letItCommit.countDown();
+            thread.shutdownNow();
+        }
+    }
+
+    /**
+     * A follower calling tryLock(100 ms) back to back while another process leads: the pace of its looks is
+     * kept across calls, so ten calls cost about one look per poll interval, not a create + read each.
+     * A look not yet due is waited for (within the call's wait), not sent.
+     */
+    @Test
+    void backToBackShortWaitsKeepThePaceOfTheLooksAcrossCalls() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry(b -> b.backoff(Duration.ofSeconds(2), Duration.ofSeconds(30), 2.0));
+        other.tryAcquire("job").orElseThrow();
+        gcs.faults().resetCounters();
+        for (int i = 0; i < 10; i++) {
+            assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(100)))
+                    .isInstanceOf(LockNotAcquiredException.class)
+                    .satisfies(e -> assertThat(((LockNotAcquiredException) e).holder()).hasValueSatisfying(
+                            h -> assertThat(h.owner()).isEqualTo(other.owner())));
+        }
+        // The first call creates and reads; the next look is due 1-2 s later (the poll interval starts at
+        // the backoff's initial 2 s, jittered down to half), so the nine calls within that second send nothing.
+        assertThat(inserts() + reads()).as("requests of ten back-to-back calls").isLessThanOrEqualTo(3);
+    }
+
+    /** A one-shot tryAcquire always asks (a cron tick must not end with nobody running), even before the next look is due. */
+    @Test
+    void aOneShotAttemptAlwaysMakesARequest() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry(b -> b.backoff(Duration.ofSeconds(2), Duration.ofSeconds(30), 2.0));
+        Lease held = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty(); // next look due in 1-2 s
+        gcs.faults().resetCounters();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ZERO)).isInstanceOf(LockNotAcquiredException.class);
+        assertThat(reads()).isEqualTo(2);
+        held.release();
+        assertThat(r.tryAcquire("job")).as("released between looks: the one-shot sees it").isPresent();
+    }
+
+    /**
+     * Interleaving: close() while a waiter sleeps until its next look, due seconds away (kept from an earlier
+     * call): the sleep is on the closing latch, so the waiter fails at once with a clear exception.
+     */
+    @Test
+    void closeWakesAWaiterSleepingUntilItsNextLook() throws Exception {
+        GcsLockRegistry other = registry(b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(2)));
+        GcsLockRegistry r = registry(b -> b.backoff(Duration.ofSeconds(20), Duration.ofSeconds(30), 2.0));
+        other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty(); // next look due in 7.5-15 s (cap: the holder's TTL / 4)
+        gcs.faults().resetCounters();
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<Lease> waiter = thread.submit(() -> r.acquire("job", Duration.ofSeconds(30)));
+            sleep(200);
+            r.close();
+            assertThatThrownBy(() -> waiter.get(3, TimeUnit.SECONDS)).hasCauseInstanceOf(IllegalStateException.class)
+                    .cause().hasMessageContaining("'job'").hasMessageContaining("closed");
+            assertThat(gcs.faults().objectRequests()).as("no look was due").isZero();
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
+    /** The name released between looks: the waiter's next look reads it free and creates (2 requests), and it holds it. */
+    @Test
+    void aWaiterAcquiresANameReleasedBetweenItsLooks() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry(b -> b.backoff(Duration.ofMillis(400), Duration.ofSeconds(2), 2.0));
+        Lease held = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        ExecutorService thread = Executors.newSingleThreadExecutor();
+        try {
+            Future<Lease> waiter = thread.submit(() -> r.acquire("job", Duration.ofSeconds(10)));
+            held.release();
+            Lease mine = waiter.get(10, TimeUnit.SECONDS);
+            assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
+            assertThat(mine.isHealthy()).isTrue();
+        } finally {
+            thread.shutdownNow();
+        }
+    }
+
+    /** A dead holder: the read-first look that proves it stale deletes it (guarded, rule 5) and creates, with no second read. */
+    @Test
+    void aWaiterTakesOverADeadHolderFromItsRead() throws Exception {
+        GcsLockRegistry r = registry();
+        var dead = plantForeignLock("job", Duration.ofMillis(300));
+        assertThat(r.tryAcquire("job")).isEmpty();
+        Lease mine = r.acquire("job", Duration.ofSeconds(5));
+        assertThat(mine.fencingToken()).isGreaterThan(dead.getGeneration());
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).isEqualTo(1);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
