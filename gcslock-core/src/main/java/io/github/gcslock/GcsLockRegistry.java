@@ -4,6 +4,7 @@ import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
+import io.github.gcslock.LocalHolds.LocalSlot;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -21,7 +22,6 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
@@ -69,7 +69,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final Duration releaseBound;
     /** Every listener, told safely; on the right thread (rule 20). */
     private final Listeners listeners;
-    private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
+    /** Per name: the local permit, its owner thread and hold count (rules 13, 17). */
+    private final LocalHolds holds = new LocalHolds();
     private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
     /**
      * Per lock name, the highest generation this process has seen (with its lease id), to detect a
@@ -99,29 +100,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final Object lifecycle = new Object();
     /** Counted down by close(): wakes every thread sleeping in acquire's wait loop at once. */
     private final CountDownLatch closing = new CountDownLatch(1);
-
-    /**
-     * Local state of one name: a permit that the threads of this process queue on (so a process sends
-     * at most one contender's requests per name), the thread holding it, and its reentrant hold count.
-     * A {@link Semaphore} rather than a ReentrantLock because a lease may be released from another
-     * thread (shutdown, deferred release). Kept in {@link #slots} only while used (rule 17): see {@link #pin}.
-     */
-    private static final class LocalSlot {
-        /** Threads inside an acquire of this name (looking it up, queued on the permit, asking GCS); changed only in {@link #slots}' compute. */
-        int users;
-        final Semaphore permit = new Semaphore(1, true);
-        volatile Thread owner;
-        volatile GcsLease lease;
-        /** Holds of the owner thread (guarded by the slot's monitor); 0 while a hold-at-least delay runs. */
-        int holds;
-        /** The outermost hold was given back with {@link #releaseAfter}: the delayed release ends the lease (rule 13). */
-        boolean releaseDeferred;
-
-        /** Nobody is acquiring it and no lease holds it (held, or in a hold-at-least delay): it can go. */
-        boolean idle() {
-            return users == 0 && lease == null;
-        }
-    }
 
     private GcsLockRegistry(Builder b, LockSettings settings, LockStore store) {
         this.store = store;
@@ -259,16 +237,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private Optional<Lease> tryAcquireOnce(String name, LeaseTiming timing) {
         checkOpen();
         LockObject.validateName(prefix, name);
-        LocalSlot slot = pin(name);
+        LocalSlot slot = holds.pin(name);
         try {
             return tryAcquireOnce(name, slot, timing);
         } finally {
-            unpin(name, slot);
+            holds.unpin(name, slot);
         }
     }
 
     private Optional<Lease> tryAcquireOnce(String name, LocalSlot slot, LeaseTiming timing) {
-        Lease reentrant = reenter(slot, name);
+        Lease reentrant = holds.reenter(slot, name);
         if (reentrant != null) {
             return Optional.of(reentrant);
         }
@@ -301,18 +279,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         checkOpen();
         LockObject.validateName(prefix, name);
         requireNonNegative("maxWait", maxWait);
-        LocalSlot slot = pin(name);
+        LocalSlot slot = holds.pin(name);
         try {
             return acquireWaiting(name, maxWait, slot, timing);
         } finally {
-            unpin(name, slot);
+            holds.unpin(name, slot);
         }
     }
 
     private Lease acquireWaiting(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing) throws InterruptedException {
         long start = nanoTime.getAsLong();
         long budget = saturatedNanos(maxWait);
-        Lease reentrant = reenter(slot, name);
+        Lease reentrant = holds.reenter(slot, name);
         if (reentrant != null) {
             return reentrant;
         }
@@ -396,32 +374,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /**
-     * The slot of {@code name}, looked up (or made) and pinned in one atomic step of the map; a pinned slot
-     * is never evicted. Rule 17. The race a separate lookup would open: T1 finds slot S and is about to take
-     * its permit; S's last user leaves and evicts it as idle; T2 finds no slot, makes S' and takes its permit;
-     * T1 takes S's: two local owners of one name, both sending creates — and T2, on 412, could see our owner
-     * with T1's lease id not yet registered and delete T1's fresh object as "leaked" — while a release looks
-     * the name up and finds the other slot, so it never frees the permit or the object.
-     */
-    private LocalSlot pin(String name) {
-        return slots.compute(name, (n, existing) -> {
-            LocalSlot slot = existing != null ? existing : new LocalSlot();
-            slot.users++;
-            return slot;
-        });
-    }
-
-    /** Ends a {@link #pin}; evicts the slot if that left it idle (not held, nobody else acquiring). */
-    private void unpin(String name, LocalSlot slot) {
-        slots.computeIfPresent(name, (n, current) -> {
-            if (current == slot) {
-                current.users--;
-            }
-            return current.idle() ? null : current;
-        });
-    }
-
-    /**
      * The store for calls made for a lease of {@code timing} (rule 15): each call must fail well before the
      * lease's deadline so that the next refresh can still run, so a lease whose TTL is shorter than the
      * registry's gets calls bounded by TTL/3 (the registry's own default rule) instead of the registry's
@@ -446,12 +398,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean registered = false;
         synchronized (lifecycle) {
             if (!closed) {
-                slot.owner = Thread.currentThread();
-                slot.lease = lease;
-                synchronized (slot) {
-                    slot.holds = 1;
-                    slot.releaseDeferred = false;
-                }
+                holds.own(slot, lease);
                 liveByLeaseId.put(lease.leaseId(), lease);
                 refresher.start(lease);
                 registered = true;
@@ -490,48 +437,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return lease;
     }
 
-    /** A nested acquire by the thread that holds the name: counted locally, no GCS request. */
-    private Lease reenter(LocalSlot slot, String name) {
-        if (slot.owner != Thread.currentThread()) {
-            return null;
-        }
-        GcsLease lease = slot.lease;
-        if (lease == null) {
-            return null;
-        }
-        if (!lease.isHealthy()) {
-            throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this thread is no longer healthy: "
-                    + lease.lostReason().orElse("released"));
-        }
-        synchronized (slot) {
-            if (slot.holds < 1) {
-                return null; // its hold was given back by releaseAfter (rule 13): wait for the delayed release like anyone
-            }
-            slot.holds++;
-        }
-        return new ReentrantHold(lease);
-    }
-
     // ------------------------------------------------------------------ release
 
     /** Gives back one hold; the lock object is deleted when the last hold of the name is given back. */
     void releaseHold(GcsLease lease) {
-        LocalSlot slot = slots.get(lease.name());
-        if (slot == null || slot.lease != lease) {
-            return; // already released
+        if (holds.giveBackHold(lease)) {
+            releaseNow(lease);
         }
-        synchronized (slot) {
-            if (slot.holds > 1) {
-                slot.holds--;
-                return;
-            }
-            slot.holds = 0;
-            if (slot.releaseDeferred) {
-                slot.owner = null; // rule 13: no thread owns it now; the delayed release ends the lease
-                return;
-            }
-        }
-        releaseNow(lease);
     }
 
     private void releaseNow(GcsLease lease) {
@@ -548,15 +460,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             lease.released();
             lease.io.unlock();
             liveByLeaseId.remove(lease.leaseId());
-            LocalSlot slot = slots.get(lease.name());
-            if (slot != null && slot.lease == lease) {
-                slot.lease = null;
-                slot.owner = null;
-                slot.permit.release();
-                // Rule 17: per-tenant names must not accumulate. A waiter queued on the permit pinned the
-                // slot, so this never evicts a slot someone is about to own.
-                slots.computeIfPresent(lease.name(), (n, current) -> current.idle() ? null : current);
-            }
+            holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
             listeners.released(lease); // here if this is an application thread, after the lock's earlier events
         }
     }
@@ -636,19 +540,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             target.release();
             return;
         }
-        LocalSlot slot = slots.get(target.name());
-        if (slot == null || slot.lease != target || !target.claimOuterHold()) {
+        LocalSlot slot = holds.deferRelease(target); // rule 13: the name stays taken, no thread owns it
+        if (slot == null) {
             return; // already released
-        }
-        // Rule 13. If the releasing thread kept counting as the owner, its next acquire (the next tick of a
-        // single-thread scheduler) would be a reentrant hold and run the job again inside the hold. So the
-        // outer hold is given back now and the name stays taken (permit and lease kept) until the delay ends.
-        synchronized (slot) {
-            slot.holds--;
-            slot.releaseDeferred = true;
-            if (slot.holds == 0) {
-                slot.owner = null;
-            }
         }
         try {
             refresher.schedule(() -> releaseDeferred(slot, target), delay);
@@ -659,16 +553,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** The end of a hold-at-least delay: releases the lease unless a nested hold of its thread is still open. */
     private void releaseDeferred(LocalSlot slot, GcsLease lease) {
-        synchronized (slot) {
-            if (slot.lease != lease) {
-                return; // released meanwhile (close())
-            }
-            slot.releaseDeferred = false;
-            if (slot.holds > 0) {
-                return; // the owner thread is still inside a nested hold: giving that back releases the lease
-            }
+        if (holds.deferredReleaseDue(slot, lease)) {
+            releaseNow(lease);
         }
-        releaseNow(lease);
     }
 
     /**
@@ -687,7 +574,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public void renew(Lease lease, Duration ttl) {
-        GcsLease target = lease instanceof ReentrantHold hold ? hold.lease : lease instanceof GcsLease g ? g : null;
+        GcsLease target = lease instanceof ReentrantHold hold ? hold.lease() : lease instanceof GcsLease g ? g : null;
         if (target == null) {
             throw new IllegalArgumentException("not a lease of this registry: " + lease);
         }
@@ -840,7 +727,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** How many names have local state now (for tests: idle names must not accumulate). */
     int localStateSize() {
-        return slots.size();
+        return holds.size();
     }
 
     long nanoTime() {
@@ -935,42 +822,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (d.isNegative()) {
             throw new GcsLockConfigurationException(what, what + " must not be negative, got " + d);
         }
-    }
-
-    /** A nested hold of a lease by the thread that holds it. Releasing it gives back one hold. */
-    private static final class ReentrantHold implements Lease {
-        private final GcsLease lease;
-        private volatile boolean released;
-
-        ReentrantHold(GcsLease lease) {
-            this.lease = lease;
-        }
-
-        @Override public String name() { return lease.name(); }
-        @Override public long fencingToken() { return lease.fencingToken(); }
-        @Override public String leaseId() { return lease.leaseId(); }
-        @Override public Instant acquiredAt() { return lease.acquiredAt(); }
-        @Override public Instant lastRefreshAt() { return lease.lastRefreshAt(); }
-        @Override public Instant expiresAt() { return lease.expiresAt(); }
-        @Override public boolean isHealthy() { return !released && lease.isHealthy(); }
-        @Override public void checkHealthy() {
-            if (released) {
-                throw new LockLostException(lease.name(), lease.fencingToken(), "this hold was released");
-            }
-            lease.checkHealthy();
-        }
-        @Override public Optional<String> lostReason() { return lease.lostReason(); }
-        @Override public Lease onLost(LeaseLostListener listener) {
-            lease.onLost(listener);
-            return this;
-        }
-        @Override public synchronized void release() {
-            if (!released) {
-                released = true;
-                lease.releaseReentrantHold();
-            }
-        }
-        @Override public String toString() { return "ReentrantHold[" + lease + "]"; }
     }
 
     // ------------------------------------------------------------------ builder

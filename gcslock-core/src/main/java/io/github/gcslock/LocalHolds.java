@@ -1,0 +1,181 @@
+package io.github.gcslock;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
+
+/**
+ * What this process knows locally about each lock name: a permit its threads queue on, the thread that
+ * owns the name and its reentrant hold count, and whether the outermost hold was given back for a delayed
+ * release. No GCS request is made here; the registry asks this class whether a hold that was given back
+ * ends the lease, and tells it when a lease was handed out or released. Names are kept only while used
+ * (rule 17): per-tenant names must not accumulate.
+ */
+final class LocalHolds {
+
+    /**
+     * Local state of one name: a permit that the threads of this process queue on (so a process sends
+     * at most one contender's requests per name), the thread holding it, and its reentrant hold count.
+     * A {@link Semaphore} rather than a ReentrantLock because a lease may be released from another
+     * thread (shutdown, deferred release). Kept in {@link LocalHolds#slots} only while used (rule 17): see
+     * {@link LocalHolds#pin}.
+     */
+    static final class LocalSlot {
+        /** Taken by the thread that asks GCS for the name; held while a lease of this process holds it. */
+        final Semaphore permit = new Semaphore(1, true);
+        /**
+         * Threads inside an acquire of this name (looking it up, queued on the permit, asking GCS); changed
+         * only in {@code slots}' compute.
+         */
+        private int users;
+        private volatile Thread owner;
+        private volatile GcsLease lease;
+        /** Holds of the owner thread (guarded by the slot's monitor); 0 while a hold-at-least delay runs. */
+        private int holds;
+        /** The outermost hold was given back with {@code releaseAfter}: the delayed release ends the lease (rule 13). */
+        private boolean releaseDeferred;
+
+        /** Nobody is acquiring it and no lease holds it (held, or in a hold-at-least delay): it can go. */
+        private boolean idle() {
+            return users == 0 && lease == null;
+        }
+    }
+
+    private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
+
+    /**
+     * The slot of {@code name}, looked up (or made) and pinned in one atomic step of the map; a pinned slot
+     * is never evicted. Rule 17. The race a separate lookup would open: T1 finds slot S and is about to take
+     * its permit; S's last user leaves and evicts it as idle; T2 finds no slot, makes S' and takes its permit;
+     * T1 takes S's: two local owners of one name, both sending creates — and T2, on 412, could see our owner
+     * with T1's lease id not yet registered and delete T1's fresh object as "leaked" — while a release looks
+     * the name up and finds the other slot, so it never frees the permit or the object.
+     */
+    LocalSlot pin(String name) {
+        return slots.compute(name, (n, existing) -> {
+            LocalSlot slot = existing != null ? existing : new LocalSlot();
+            slot.users++;
+            return slot;
+        });
+    }
+
+    /** Ends a {@link #pin}; evicts the slot if that left it idle (not held, nobody else acquiring). */
+    void unpin(String name, LocalSlot slot) {
+        slots.computeIfPresent(name, (n, current) -> {
+            if (current == slot) {
+                current.users--;
+            }
+            return current.idle() ? null : current;
+        });
+    }
+
+    /** A nested acquire by the thread that holds the name: counted locally, no GCS request. */
+    Lease reenter(LocalSlot slot, String name) {
+        if (slot.owner != Thread.currentThread()) {
+            return null;
+        }
+        GcsLease lease = slot.lease;
+        if (lease == null) {
+            return null;
+        }
+        if (!lease.isHealthy()) {
+            throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this thread is no longer healthy: "
+                    + lease.lostReason().orElse("released"));
+        }
+        synchronized (slot) {
+            if (slot.holds < 1) {
+                return null; // its hold was given back by releaseAfter (rule 13): wait for the delayed release like anyone
+            }
+            slot.holds++;
+        }
+        return new ReentrantHold(lease);
+    }
+
+    /** {@code lease} was handed out to the calling thread, which holds {@code slot}'s permit: its one hold. */
+    void own(LocalSlot slot, GcsLease lease) {
+        slot.owner = Thread.currentThread();
+        slot.lease = lease;
+        synchronized (slot) {
+            slot.holds = 1;
+            slot.releaseDeferred = false;
+        }
+    }
+
+    /**
+     * Gives back one hold of {@code lease}; true if that was the last one and the lease must now be
+     * released (false while nested holds remain, during a hold-at-least delay, or if it was released already).
+     */
+    boolean giveBackHold(GcsLease lease) {
+        LocalSlot slot = slots.get(lease.name());
+        if (slot == null || slot.lease != lease) {
+            return false; // already released
+        }
+        synchronized (slot) {
+            if (slot.holds > 1) {
+                slot.holds--;
+                return false;
+            }
+            slot.holds = 0;
+            if (slot.releaseDeferred) {
+                slot.owner = null; // rule 13: no thread owns it now; the delayed release ends the lease
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * Gives back the outermost hold of {@code lease} now while the name stays taken (permit and lease kept)
+     * until a delayed release (rule 13); returns its slot for {@link #deferredReleaseDue}, or null if the
+     * lease was released already (or its outermost hold given back).
+     */
+    LocalSlot deferRelease(GcsLease lease) {
+        LocalSlot slot = slots.get(lease.name());
+        if (slot == null || slot.lease != lease || !lease.claimOuterHold()) {
+            return null; // already released
+        }
+        // Rule 13. If the releasing thread kept counting as the owner, its next acquire (the next tick of a
+        // single-thread scheduler) would be a reentrant hold and run the job again inside the hold. So the
+        // outer hold is given back now and the name stays taken (permit and lease kept) until the delay ends.
+        synchronized (slot) {
+            slot.holds--;
+            slot.releaseDeferred = true;
+            if (slot.holds == 0) {
+                slot.owner = null;
+            }
+        }
+        return slot;
+    }
+
+    /**
+     * The end of a hold-at-least delay: true if the lease must now be released — false if it was released
+     * meanwhile (close()), or a nested hold of its thread is still open (giving that back releases it).
+     */
+    boolean deferredReleaseDue(LocalSlot slot, GcsLease lease) {
+        synchronized (slot) {
+            if (slot.lease != lease) {
+                return false; // released meanwhile (close())
+            }
+            slot.releaseDeferred = false;
+            return slot.holds <= 0; // else the owner thread is still inside a nested hold
+        }
+    }
+
+    /** {@code lease} was released: frees its name's permit and forgets the name if nobody else uses it. */
+    void released(GcsLease lease) {
+        LocalSlot slot = slots.get(lease.name());
+        if (slot != null && slot.lease == lease) {
+            slot.lease = null;
+            slot.owner = null;
+            slot.permit.release();
+            // Rule 17: per-tenant names must not accumulate. A waiter queued on the permit pinned the
+            // slot, so this never evicts a slot someone is about to own.
+            slots.computeIfPresent(lease.name(), (n, current) -> current.idle() ? null : current);
+        }
+    }
+
+    /** How many names have local state now (for tests: idle names must not accumulate). */
+    int size() {
+        return slots.size();
+    }
+}
