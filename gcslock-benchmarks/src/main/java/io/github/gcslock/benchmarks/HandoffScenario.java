@@ -47,7 +47,7 @@ final class HandoffScenario {
 
     /** What one run measured. */
     record Outcome(Config config, long acquisitions, long requests, Bench.Stats gaps, long fairnessMax, long fairnessMin,
-                   long rateLimited, long elapsedMs) {
+                   long neverAcquired, double waitMaxMs, long rateLimited, long elapsedMs) {
         double requestsPerAcquisition() {
             return acquisitions == 0 ? Double.NaN : (double) requests / acquisitions;
         }
@@ -167,7 +167,7 @@ final class HandoffScenario {
             long start = System.nanoTime();
             long deadline = start + config.cap().toNanos();
             long[] perContender = new long[contenders];
-            List<long[]> events = Collections.synchronizedList(new ArrayList<>()); // {acquiredAt, releasedAt}
+            List<long[]> events = Collections.synchronizedList(new ArrayList<>()); // {acquiredAt, releasedAt, calledAt}
             AtomicLong acquisitions = new AtomicLong();
             long[] atTarget = new long[2]; // {requests, elapsed ms} when the target was reached
             CountDownLatch done = new CountDownLatch(1);
@@ -180,6 +180,7 @@ final class HandoffScenario {
                 fs.add(pool.submit(() -> {
                     go.await();
                     while (!stop.getAsBoolean() && System.nanoTime() < deadline) {
+                        long calledAt = System.nanoTime();
                         Runnable release = cs.get(idx).acquire(deadline, stop);
                         if (release == null) {
                             break;
@@ -195,7 +196,7 @@ final class HandoffScenario {
                         }
                         long releasedAt = System.nanoTime();
                         perContender[idx]++;
-                        events.add(new long[]{acquiredAt, releasedAt});
+                        events.add(new long[]{acquiredAt, releasedAt, calledAt});
                         if (acquisitions.incrementAndGet() == config.acquisitions()) {
                             atTarget[0] = gcs.faults().objectRequests();
                             atTarget[1] = Bench.millisSince(start);
@@ -221,8 +222,10 @@ final class HandoffScenario {
             for (int i = 1; i <= gaps.length; i++) {
                 gaps[i - 1] = (sorted.get(i)[0] - sorted.get(i - 1)[1]) / 1e6;
             }
+            double waitMaxMs = sorted.stream().limit(n).mapToDouble(e -> (e[0] - e[2]) / 1e6).max().orElse(Double.NaN);
             return new Outcome(config, n, requests, Bench.Stats.of(gaps), Arrays.stream(perContender).max().orElse(0),
-                    Arrays.stream(perContender).min().orElse(0), gcs.faults().rateLimited(),
+                    Arrays.stream(perContender).min().orElse(0), Arrays.stream(perContender).filter(a -> a == 0).count(),
+                    waitMaxMs, gcs.faults().rateLimited(),
                     reached ? atTarget[1] : Bench.millisSince(start));
         }
     }
@@ -234,10 +237,10 @@ final class HandoffScenario {
         }
         results.add(String.format("%s system=%s contenders=%d hold_ms=%d acquisitions=%d requests_per_acquisition=%.1f "
                         + "handoff_n=%d handoff_p50_ms=%.0f handoff_p95_ms=%.0f handoff_p99_ms=%.0f handoff_p50_over_floor=%.2f "
-                        + "fairness_max=%d fairness_min=%d rate_limited_429=%d elapsed_s=%.0f",
+                        + "wait_max_s=%.1f fairness_max=%d fairness_min=%d never_acquired=%d rate_limited_429=%d elapsed_s=%.0f",
                 c.scenario(), c.system(), c.contenders(), c.holdMs(), o.acquisitions(), o.requestsPerAcquisition(),
                 o.gaps().n(), o.gaps().p50(), o.gaps().p95(), o.gaps().p99(), o.gaps().p50() / FLOOR_MS,
-                o.fairnessMax(), o.fairnessMin(), o.rateLimited(), o.elapsedMs() / 1000.0));
+                o.waitMaxMs() / 1000, o.fairnessMax(), o.fairnessMin(), o.neverAcquired(), o.rateLimited(), o.elapsedMs() / 1000.0));
     }
 
     /** For long-waiters: how many times fewer requests per acquisition ours needs than naive. */

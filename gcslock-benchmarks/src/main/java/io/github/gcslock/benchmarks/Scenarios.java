@@ -55,28 +55,30 @@ final class Scenarios {
 
     void uncontended() throws Exception {
         long rttMs = 50;
-        int n = quick ? 15 : 60;
+        int n = quick ? 30 : 100;
         try (GcsEmulator gcs = emulator()) {
             gcs.faults().latency(Duration.ofMillis(rttMs), Duration.ofMillis(rttMs));
             Storage storage = boundedStorage(gcs);
             GcsLockRegistry ours = GcsLockRegistry.builder(storage, BUCKET).verifyBucket(false).build();
             BaselineLock naive = new NaiveGcsLock(storage, BUCKET);
             BaselineLock shed = new ShedLockStyleGcsLock(storage, BUCKET, Duration.ofMinutes(5));
-            double[] oursR = measureUncontended(gcs, n, i -> ours.acquire("u" + i, Duration.ZERO).release());
-            double[] naiveR = measureUncontended(gcs, n, i -> {
-                naive.tryLock("u" + i);
-                naive.unlock("u" + i);
-            });
-            double[] shedR = measureUncontended(gcs, n, i -> {
-                shed.tryLock("u" + i);
-                shed.unlock("u" + i);
-            });
+            List<Op> ops = List.of(
+                    i -> ours.acquire("u" + i, Duration.ZERO).release(),
+                    i -> {
+                        naive.tryLock("u" + i);
+                        naive.unlock("u" + i);
+                    },
+                    i -> {
+                        shed.tryLock("u" + i);
+                        shed.unlock("u" + i);
+                    });
+            double[][] r = measureUncontended(gcs, n, ops);
             ours.close();
             // The engine's own overhead: ours against the naive lock making the same two calls through the
             // same client (not against 2 RTT, which leaves out the client library's own cost per request).
-            result(String.format("uncontended rtt_ms=%d ours_requests=%.2f ours_latency_ms=%.1f naive_requests=%.2f "
+            result(String.format("uncontended rtt_ms=%d n=%d ours_requests=%.2f ours_latency_ms=%.1f naive_requests=%.2f "
                             + "naive_latency_ms=%.1f ours_latency_over_naive=%.3f shedlock_requests=%.2f shedlock_latency_ms=%.1f",
-                    rttMs, oursR[0], oursR[1], naiveR[0], naiveR[1], oursR[1] / naiveR[1], shedR[0], shedR[1]));
+                    rttMs, n, r[0][0], r[0][1], r[1][0], r[1][1], r[0][1] / r[1][1], r[2][0], r[2][1]));
         }
     }
 
@@ -84,17 +86,30 @@ final class Scenarios {
         void run(int i) throws Exception;
     }
 
-    /** Returns {requests per op, median latency ms}. */
-    private static double[] measureUncontended(GcsEmulator gcs, int n, Op op) throws Exception {
-        op.run(-1); // warm-up (connection, JIT)
-        gcs.faults().resetCounters();
-        double[] lat = new double[n];
-        for (int i = 0; i < n; i++) {
-            long t0 = System.nanoTime();
-            op.run(i);
-            lat[i] = (System.nanoTime() - t0) / 1e6;
+    /**
+     * Runs the systems' ops in turn, {@code n} rounds, so that a burst of load on this shared machine hits
+     * them alike. Returns, per op, {requests per op, median latency ms}.
+     */
+    private static double[][] measureUncontended(GcsEmulator gcs, int n, List<Op> ops) throws Exception {
+        for (Op op : ops) {
+            op.run(-1); // warm-up (connection, JIT)
         }
-        return new double[]{(double) gcs.faults().objectRequests() / n, percentile(lat, 50)};
+        double[][] lat = new double[ops.size()][n];
+        long[] requests = new long[ops.size()];
+        for (int i = 0; i < n; i++) {
+            for (int k = 0; k < ops.size(); k++) {
+                long before = gcs.faults().objectRequests();
+                long t0 = System.nanoTime();
+                ops.get(k).run(i);
+                lat[k][i] = (System.nanoTime() - t0) / 1e6;
+                requests[k] += gcs.faults().objectRequests() - before;
+            }
+        }
+        double[][] r = new double[ops.size()][];
+        for (int k = 0; k < ops.size(); k++) {
+            r[k] = new double[]{(double) requests[k] / n, percentile(lat[k], 50)};
+        }
+        return r;
     }
 
     // ------------------------------------------------------------------ in-process
