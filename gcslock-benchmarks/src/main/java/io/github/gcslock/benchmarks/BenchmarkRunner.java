@@ -19,8 +19,8 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Runs every scenario and prints {@code RESULT} lines:
  * {@code java -jar gcslock-benchmarks/target/gcslock-benchmarks.jar [--quick] [--out DIR] [--only SCENARIO,...]}.
- * Writes {@code results.txt}, {@code handoff-gap.png} and {@code cron-tick-requests.png} to DIR (default: current
- * directory).
+ * Writes {@code results.txt}, {@code handoff-gap.png}, {@code contention-requests.png} and
+ * {@code cron-tick-requests.png} to DIR (default: current directory).
  */
 public final class BenchmarkRunner {
 
@@ -113,6 +113,7 @@ public final class BenchmarkRunner {
         handoff.reportLongWaiterGoal(outcomes);
         if (selected.contains("contention")) {
             Plots.handoff(handoff.handoffP50, out.resolve("handoff-gap.png"));
+            Plots.requestsPerAcquisition(handoff.requestsPerAcquisition, out.resolve("contention-requests.png"));
         }
     }
 

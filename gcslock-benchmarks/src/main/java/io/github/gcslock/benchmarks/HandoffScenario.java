@@ -62,6 +62,8 @@ final class HandoffScenario {
     private final Bench.Results results;
     /** contenders → system → handoff p50 (ms) of the contention runs, for the plot. */
     final Map<Integer, Map<String, Double>> handoffP50 = new ConcurrentHashMap<>();
+    /** contenders → system → requests per acquisition of the contention runs, for the plot. */
+    final Map<Integer, Map<String, Double>> requestsPerAcquisition = new ConcurrentHashMap<>();
 
     HandoffScenario(Bench.Results results) {
         this.results = results;
@@ -234,6 +236,8 @@ final class HandoffScenario {
         Config c = o.config();
         if (c.scenario().equals("contention")) {
             handoffP50.computeIfAbsent(c.contenders(), k -> new ConcurrentHashMap<>()).put(c.system(), o.gaps().p50());
+            requestsPerAcquisition.computeIfAbsent(c.contenders(), k -> new ConcurrentHashMap<>())
+                    .put(c.system(), o.requestsPerAcquisition());
         }
         results.add(String.format("%s system=%s contenders=%d hold_ms=%d acquisitions=%d requests_per_acquisition=%.1f "
                         + "handoff_n=%d handoff_p50_ms=%.0f handoff_p95_ms=%.0f handoff_p99_ms=%.0f handoff_p50_over_floor=%.2f "
