@@ -37,14 +37,14 @@ final class ResumableUploads {
         final String bucket;
         final String name;
         final JsonObject fields;
-        final ObjectStore.Preconditions preconditions;
+        final Preconditions preconditions;
         final Long declaredLength;
         /** Replaced by an empty stream when the session ends: reset() would keep the buffer. */
         ByteArrayOutputStream content = new ByteArrayOutputStream();
         JsonObject result;
         boolean cancelled;
 
-        Session(String bucket, String name, JsonObject fields, ObjectStore.Preconditions preconditions, Long declaredLength) {
+        Session(String bucket, String name, JsonObject fields, Preconditions preconditions, Long declaredLength) {
             this.bucket = bucket;
             this.name = name;
             this.fields = fields;
@@ -54,7 +54,7 @@ final class ResumableUploads {
     }
 
     /** Starts a session and returns its upload id. Checks bucket and name now; preconditions at the end. */
-    String start(String bucket, String name, JsonObject fields, ObjectStore.Preconditions preconditions, Long declaredLength) {
+    String start(String bucket, String name, JsonObject fields, Preconditions preconditions, Long declaredLength) {
         store.getBucket(bucket); // 404 for a missing bucket now, as GCS does
         ObjectStore.validateName(name);
         String id = UUID.randomUUID().toString().replace("-", "");
