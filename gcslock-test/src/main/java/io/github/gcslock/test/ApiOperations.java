@@ -39,20 +39,30 @@ final class ApiOperations {
             case INSERT -> insert(req, body, pre);
             case UPLOAD -> upload(req, body);
             case GET -> "media".equals(req.query().get("alt"))
-                    ? MediaDownload.reply(store.media(req.bucket(), req.object(), generation, pre), req.header("Range"))
-                    : Reply.json(200, store.get(req.bucket(), req.object(), generation, pre));
-            case PATCH, UPDATE -> Reply.json(200, store.update(req.bucket(), req.object(), generation, parseJson(body),
-                    req.op() == Operation.UPDATE, pre));
+                    ? MediaDownload.reply(store.get(req.bucket(), req.object(), generation, pre), req.header("Range"))
+                    : object(store.get(req.bucket(), req.object(), generation, pre));
+            case PATCH -> {
+                JsonObject patch = parseJson(body);
+                yield object(store.update(req.bucket(), req.object(), generation,
+                        current -> ObjectResource.patched(current, patch), pre));
+            }
+            case UPDATE -> {
+                ObjectMetadata replacement = ObjectResource.metadataOf(parseJson(body));
+                yield object(store.update(req.bucket(), req.object(), generation, current -> replacement, pre));
+            }
             case DELETE -> {
                 store.delete(req.bucket(), req.object(), generation, pre);
                 yield Reply.empty(204);
             }
-            case COMPOSE -> Reply.json(200, compose(req, parseJson(body), pre));
+            case COMPOSE -> object(compose(req, parseJson(body), pre));
             case REWRITE -> rewrite(req, body, pre);
-            case LIST -> Reply.json(200, store.list(req.bucket(), ListQuery.from(req.query()),
-                    "true".equals(req.query().get("versions"))));
-            case BUCKET_GET -> Reply.json(200, store.getBucket(req.bucket()));
-            case BUCKET_INSERT -> Reply.json(200, store.createBucket(parseJson(body)));
+            case LIST -> Reply.json(200, ObjectResource.list(store.list(req.bucket(), ListQuery.from(req.query()),
+                    "true".equals(req.query().get("versions")))));
+            case BUCKET_GET -> Reply.json(200, BucketResource.render(store.getBucket(req.bucket())));
+            case BUCKET_INSERT -> {
+                JsonObject settings = parseJson(body);
+                yield Reply.json(200, BucketResource.render(store.createBucket(BucketResource.nameOf(settings), settings)));
+            }
             case BUCKET_DELETE -> {
                 store.deleteBucket(req.bucket());
                 yield Reply.empty(204);
@@ -87,7 +97,14 @@ final class ApiOperations {
             }
             default -> throw SupportedParameters.notImplemented("uploadType=" + uploadType);
         }
-        return Reply.json(200, store.insert(req.bucket(), objectName(req, meta), meta, content, pre));
+        String name = objectName(req, meta);
+        ObjectStore.validateName(name);
+        Hashes.checkMetadata(meta, content);
+        return object(store.insert(req.bucket(), name, ObjectResource.metadataOf(meta), content, pre));
+    }
+
+    private static Reply object(StoredObject o) {
+        return Reply.json(200, ObjectResource.render(o));
     }
 
     /** The object's name: the {@code name} query parameter, else the metadata's {@code name}. */
@@ -132,14 +149,14 @@ final class ApiOperations {
         }
         ResumableUploads.Progress p = uploads.put(id, req.header("Content-Range"), body, req.header("x-goog-hash"));
         if (p.object() != null) {
-            return Reply.json(200, p.object());
+            return object(p.object());
         }
         // 308 "Resume Incomplete"; without a Range header it means nothing is persisted yet.
         return Reply.empty(308, p.persisted() == 0 ? Map.of() : Map.of("Range", "bytes=0-" + (p.persisted() - 1)));
     }
 
     /** {@code {"sourceObjects":[{"name","generation","objectPreconditions":{"ifGenerationMatch"}}],"destination":{...}}}. */
-    private JsonObject compose(ApiRequest req, JsonObject body, Preconditions pre) {
+    private StoredObject compose(ApiRequest req, JsonObject body, Preconditions pre) {
         List<ObjectStore.ComposeSource> sources = new ArrayList<>();
         if (body.has("sourceObjects") && body.get("sourceObjects").isJsonArray()) {
             for (JsonElement e : body.getAsJsonArray("sourceObjects")) {
@@ -157,22 +174,23 @@ final class ApiOperations {
         }
         JsonObject destination = body.has("destination") && body.get("destination").isJsonObject()
                 ? body.getAsJsonObject("destination") : new JsonObject();
-        return store.compose(req.bucket(), req.object(), sources, destination, pre);
+        return store.compose(req.bucket(), req.object(), sources, ObjectResource.metadataOf(destination), pre);
     }
 
     /** {@code objects.rewrite} answers a rewrite response around the object; {@code objects.copy} the object. */
     private Reply rewrite(ApiRequest req, byte[] body, Preconditions pre) {
-        JsonObject object = store.rewrite(req.bucket(), req.object(), generation(req.query(), "sourceGeneration"),
-                Preconditions.ofSource(req.query()), req.targetBucket(), req.targetObject(), parseJson(body), pre);
+        StoredObject object = store.rewrite(req.bucket(), req.object(), generation(req.query(), "sourceGeneration"),
+                Preconditions.ofSource(req.query()), req.targetBucket(), req.targetObject(),
+                ObjectResource.metadataOf(parseJson(body)), pre);
         if (req.action().equals("copyTo")) {
-            return Reply.json(200, object);
+            return object(object);
         }
         JsonObject r = new JsonObject();
         r.addProperty("kind", "storage#rewriteResponse");
-        r.addProperty("totalBytesRewritten", object.get("size").getAsString());
-        r.addProperty("objectSize", object.get("size").getAsString());
+        r.addProperty("totalBytesRewritten", Integer.toString(object.size()));
+        r.addProperty("objectSize", Integer.toString(object.size()));
         r.addProperty("done", true);
-        r.add("resource", object);
+        r.add("resource", ObjectResource.render(object));
         return Reply.json(200, r);
     }
 

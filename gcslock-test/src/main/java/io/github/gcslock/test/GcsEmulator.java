@@ -74,7 +74,7 @@ public final class GcsEmulator implements AutoCloseable {
 
     private GcsEmulator(InetAddress address, int port) throws IOException {
         this.store = new ObjectStore(() -> Clock.offset(Clock.systemUTC(), clockOffset),
-                () -> writeRateInterval, faults::countRateLimited);
+                new WriteRateLimit(() -> writeRateInterval, faults::countRateLimited));
         this.server = HttpServer.create(new InetSocketAddress(address, port), 256);
         AtomicInteger threads = new AtomicInteger();
         ThreadFactory tf = r -> {
@@ -192,9 +192,7 @@ public final class GcsEmulator implements AutoCloseable {
 
     /** Creates a bucket with default settings; fails if it exists. */
     public GcsEmulator createBucket(String name) {
-        JsonObject body = new JsonObject();
-        body.addProperty("name", name);
-        store.createBucket(body);
+        store.createBucket(name, new JsonObject());
         return this;
     }
 

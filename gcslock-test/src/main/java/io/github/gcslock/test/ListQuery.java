@@ -1,13 +1,11 @@
 package io.github.gcslock.test;
 
-import com.google.gson.JsonArray;
-import com.google.gson.JsonObject;
-
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
-import java.util.function.Function;
 
 /**
  * One {@code objects.list} request: {@code prefix}, {@code delimiter} (with {@code prefixes}),
@@ -67,10 +65,14 @@ final class ListQuery {
                 emptyToNull(query.get("pageToken")));
     }
 
+    /** One page of a listing: objects, "directory" prefixes, and the token of the next page (null: none). */
+    record Page<T>(List<T> items, List<String> prefixes, String nextPageToken) {
+    }
+
     /** Runs the query over a bucket's live objects (in name order). */
-    <T> JsonObject run(NavigableMap<String, T> objects, Function<T, JsonObject> toJson) {
-        JsonArray items = new JsonArray();
-        JsonArray prefixes = new JsonArray();
+    <T> Page<T> run(NavigableMap<String, T> objects) {
+        List<T> items = new ArrayList<>();
+        List<String> prefixes = new ArrayList<>();
         int entries = 0;
         String lastEntry = null; // token of the last entry handed out
         String currentPrefix = null; // the prefix handed out last; names under it are skipped
@@ -112,28 +114,19 @@ final class ListQuery {
                 break;
             }
             if (rollup == null) {
-                items.add(toJson.apply(e.getValue()));
+                items.add(e.getValue());
                 lastEntry = Token.object(name);
             } else {
                 prefixes.add(rollup);
                 if (needed == 2) {
-                    items.add(toJson.apply(e.getValue()));
+                    items.add(e.getValue());
                 }
                 currentPrefix = rollup;
                 lastEntry = Token.prefix(rollup);
             }
             entries += needed;
         }
-        JsonObject r = new JsonObject();
-        r.addProperty("kind", "storage#objects");
-        r.add("items", items);
-        if (prefixes.size() > 0) {
-            r.add("prefixes", prefixes);
-        }
-        if (more) {
-            r.addProperty("nextPageToken", lastEntry);
-        }
-        return r;
+        return new Page<>(List.copyOf(items), List.copyOf(prefixes), more ? lastEntry : null);
     }
 
     /** The prefix a name rolls up into under the delimiter, or null when it is listed as an item. */

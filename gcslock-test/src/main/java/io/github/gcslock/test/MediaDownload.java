@@ -1,7 +1,5 @@
 package io.github.gcslock.test;
 
-import com.google.gson.JsonObject;
-
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -16,20 +14,19 @@ final class MediaDownload {
     private MediaDownload() {
     }
 
-    static Reply reply(ObjectStore.Media m, String rangeHeader) {
-        JsonObject o = m.object();
-        byte[] content = m.content();
+    static Reply reply(StoredObject o, String rangeHeader) {
+        byte[] content = o.content();
+        String encoding = o.metadata().contentEncoding();
         Map<String, String> headers = new LinkedHashMap<>();
-        headers.put("x-goog-hash", Hashes.header(o.get("crc32c").getAsString(),
-                o.has("md5Hash") ? o.get("md5Hash").getAsString() : null));
-        headers.put("x-goog-generation", o.get("generation").getAsString());
-        headers.put("x-goog-metageneration", o.get("metageneration").getAsString());
+        headers.put("x-goog-hash", Hashes.header(o.crc32c(), o.md5()));
+        headers.put("x-goog-generation", Long.toString(o.generation()));
+        headers.put("x-goog-metageneration", Long.toString(o.metageneration()));
         headers.put("x-goog-stored-content-length", Integer.toString(content.length));
-        headers.put("x-goog-stored-content-encoding", o.has("contentEncoding") ? o.get("contentEncoding").getAsString() : "identity");
-        headers.put("x-goog-storage-class", o.get("storageClass").getAsString());
-        headers.put("ETag", o.get("etag").getAsString());
+        headers.put("x-goog-stored-content-encoding", encoding != null ? encoding : "identity");
+        headers.put("x-goog-storage-class", "STANDARD");
+        headers.put("ETag", ObjectResource.etag(o));
         headers.put("Accept-Ranges", "bytes");
-        String contentType = o.get("contentType").getAsString();
+        String contentType = o.contentType();
         ByteRange range = ByteRange.parse(rangeHeader, content.length);
         if (range == null) {
             return new Reply(200, contentType, content, headers);

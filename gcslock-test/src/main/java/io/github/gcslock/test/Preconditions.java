@@ -33,8 +33,8 @@ record Preconditions(Long ifGenerationMatch, Long ifGenerationNotMatch,
     }
 
     /** Checks against the live object ({@code null} when there is none). */
-    void check(ObjectStore.StoredObject current) {
-        long gen = current == null ? 0 : current.generation;
+    void check(StoredObject current) {
+        long gen = current == null ? 0 : current.generation();
         if (ifGenerationMatch != null && ifGenerationMatch != gen) {
             throw conditionNotMet("ifGenerationMatch");
         }
@@ -47,10 +47,10 @@ record Preconditions(Long ifGenerationMatch, Long ifGenerationNotMatch,
             }
             return;
         }
-        if (ifMetagenerationMatch != null && ifMetagenerationMatch != current.metageneration) {
+        if (ifMetagenerationMatch != null && ifMetagenerationMatch != current.metageneration()) {
             throw conditionNotMet("ifMetagenerationMatch");
         }
-        if (ifMetagenerationNotMatch != null && ifMetagenerationNotMatch == current.metageneration) {
+        if (ifMetagenerationNotMatch != null && ifMetagenerationNotMatch == current.metageneration()) {
             throw new GcsError(304, "notModified", "Not Modified");
         }
     }

@@ -30,7 +30,7 @@ final class ResumableUploads {
     }
 
     /** What a PUT to a session produced: either more is expected ({@code object == null}) or the object. */
-    record Progress(long persisted, JsonObject object) {
+    record Progress(long persisted, StoredObject object) {
     }
 
     private static final class Session {
@@ -41,7 +41,7 @@ final class ResumableUploads {
         final Long declaredLength;
         /** Replaced by an empty stream when the session ends: reset() would keep the buffer. */
         ByteArrayOutputStream content = new ByteArrayOutputStream();
-        JsonObject result;
+        StoredObject result;
         boolean cancelled;
 
         Session(String bucket, String name, JsonObject fields, Preconditions preconditions, Long declaredLength) {
@@ -75,7 +75,7 @@ final class ResumableUploads {
             if (s.result != null) {
                 // The object exists already: GCS answers every later PUT (a retried final chunk, a status
                 // query) with the object, so a client whose final reply was lost can learn it succeeded.
-                return new Progress(s.result.get("size").getAsLong(), s.result.deepCopy());
+                return new Progress(s.result.size(), s.result);
             }
             ContentRange range = ContentRange.parse(contentRange, body.length);
             long persisted = s.content.size();
@@ -111,9 +111,10 @@ final class ResumableUploads {
                         + " but the upload has " + content.length + " bytes");
             }
             Hashes.checkHashHeader(hashHeader, content);
-            s.result = store.insert(s.bucket, s.name, s.fields, content, s.preconditions);
+            Hashes.checkMetadata(s.fields, content);
+            s.result = store.insert(s.bucket, s.name, ObjectResource.metadataOf(s.fields), content, s.preconditions);
             s.content = new ByteArrayOutputStream(0); // the object holds the bytes now; the session keeps only its reply
-            return new Progress(content.length, s.result.deepCopy());
+            return new Progress(content.length, s.result);
         }
     }
 
