@@ -173,15 +173,11 @@ class NemesisReliabilityTest extends EmulatorTestBase {
 
     @Test
     void theNemesisFindsNoViolation() throws Exception {
-        long seed = Long.getLong("gcslock.seed", System.nanoTime());
-        int target = Integer.getInteger("gcslock.reliability.acquisitions", 300);
-        System.out.println("NemesisReliabilityTest seed=" + seed + " acquisitions=" + target
-                + " (replay with -Dgcslock.seed=" + seed + ")");
-        Random random = new Random(seed);
-        gcs.faults().seed(seed)
-                .latency(Duration.ZERO, Duration.ofMillis(3))
-                .dropReplies(0.02, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET);
-        gcs.writeRateLimit(Duration.ofMillis(15));
+        RandomizedRun run = new RandomizedRun("NemesisReliabilityTest");
+        long seed = run.seed;
+        int target = run.target;
+        Random random = run.random;
+        run.injectEmulatorFaults(gcs, 0.02);
         List<Process> processes = new ArrayList<>();
         for (int i = 0; i < PROCESSES; i++) {
             processes.add(new Process(i, random.nextLong()));
@@ -305,23 +301,13 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             long id = history.acquired(name, r.owner(), lease.fencingToken());
             lease.onLost((l, ex) -> history.lostCallback(id));
             p.holding.incrementAndGet();
-            boolean lost = false;
             // Mostly short critical sections; one in four is a long job that checks its lease now and then
             // (sometimes only once a TTL: then only the lost-lease callback tells it in time).
             boolean longJob = rnd.nextInt(4) == 0;
             long longStepMs = rnd.nextInt(3) == 0 ? NEMESIS_TTL.toMillis() : 400;
             int steps = longJob ? 2 + rnd.nextInt(4) : 1 + rnd.nextInt(4);
-            for (int s = 0; s < steps; s++) {
-                p.awaitUnpaused();
-                long t = System.nanoTime();
-                if (!lease.isHealthy()) {
-                    lost = true;
-                    break;
-                }
-                history.healthy(id, t);
-                history.fencedWrite(name, lease.fencingToken());
-                Thread.sleep(longJob ? 100 + rnd.nextInt((int) longStepMs) : rnd.nextInt(30));
-            }
+            boolean lost = RandomizedRun.fencedSteps(history, id, name, lease, steps, p::awaitUnpaused,
+                    () -> longJob ? 100 + rnd.nextInt((int) longStepMs) : rnd.nextInt(30));
             p.holding.decrementAndGet();
             String outcome = !lost ? "released" : p.closed.contains(r) ? "closed" : "lost";
             try {
@@ -399,7 +385,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         while (!done.getAsBoolean()) {
             Thread.sleep(200 + rnd.nextInt(400));
             if (rnd.nextInt(4) == 0) {
-                gcs.faults().failNext(1 + rnd.nextInt(3), rnd.nextBoolean() ? 503 : 429);
+                RandomizedRun.failureBurst(gcs, rnd);
             }
             int kind = rnd.nextInt(5);
             Process p = pick(processes, rnd, kind == 1 ? q -> q.waiting.get() : q -> q.holding.get());

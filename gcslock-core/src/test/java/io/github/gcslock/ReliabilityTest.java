@@ -1,7 +1,6 @@
 package io.github.gcslock;
 
 import io.github.gcslock.test.LockHistory;
-import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.Test;
 
 import java.time.Clock;
@@ -30,15 +29,12 @@ class ReliabilityTest extends EmulatorTestBase {
 
     @Test
     void randomizedFaultsNeverProduceTwoHealthyHoldersOrAFencingRegression() throws Exception {
-        long seed = Long.getLong("gcslock.seed", System.nanoTime());
-        int target = Integer.getInteger("gcslock.reliability.acquisitions", 300);
-        System.out.println("ReliabilityTest seed=" + seed + " acquisitions=" + target
-                + " (replay with -Dgcslock.seed=" + seed + ")");
-        Random random = new Random(seed);
-        gcs.faults().seed(seed)
-                .latency(Duration.ZERO, Duration.ofMillis(3))
-                .dropReplies(0.03, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET);
-        gcs.writeRateLimit(Duration.ofMillis(15)).clockOffset(Duration.ofSeconds(random.nextInt(241) - 120));
+        RandomizedRun run = new RandomizedRun("ReliabilityTest");
+        long seed = run.seed;
+        int target = run.target;
+        Random random = run.random;
+        run.injectEmulatorFaults(gcs, 0.03);
+        gcs.clockOffset(Duration.ofSeconds(random.nextInt(241) - 120));
 
         int registries = 5;
         int threadsEach = 2;
@@ -78,18 +74,8 @@ class ReliabilityTest extends EmulatorTestBase {
                         }
                         acquisitions.incrementAndGet();
                         long id = history.acquired(name, r.owner(), lease.fencingToken());
-                        boolean lost = false;
-                        int steps = 1 + rnd.nextInt(3);
-                        for (int s = 0; s < steps; s++) {
-                            long t0 = System.nanoTime();
-                            if (!lease.isHealthy()) {
-                                lost = true;
-                                break;
-                            }
-                            history.healthy(id, t0);
-                            history.fencedWrite(name, lease.fencingToken());
-                            Thread.sleep(rnd.nextInt(4));
-                        }
+                        boolean lost = RandomizedRun.fencedSteps(history, id, name, lease, 1 + rnd.nextInt(3), () -> { },
+                                () -> rnd.nextInt(4));
                         lease.release();
                         history.ended(id, lost ? "lost" : "released");
                     }
@@ -102,7 +88,7 @@ class ReliabilityTest extends EmulatorTestBase {
             Random rnd = new Random(seed ^ 0x5DEECE66DL);
             while (!stop.get() && acquisitions.get() < target) {
                 Thread.sleep(200 + rnd.nextInt(200));
-                gcs.faults().failNext(1 + rnd.nextInt(3), rnd.nextBoolean() ? 503 : 429);
+                RandomizedRun.failureBurst(gcs, rnd);
             }
             return null;
         });

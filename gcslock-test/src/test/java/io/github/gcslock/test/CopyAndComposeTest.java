@@ -1,44 +1,27 @@
 package io.github.gcslock.test;
 
-import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.zip.CRC32C;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** objects.rewrite (copy) and objects.compose through the real client. */
-class CopyAndComposeTest {
-
-    private static final String BUCKET = "b";
-    private GcsEmulator gcs;
-    private Storage storage;
+class CopyAndComposeTest extends EmulatorTestBase {
 
     @BeforeEach
-    void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET).createBucket("other");
-        storage = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(1).setTotalTimeoutDuration(Duration.ofSeconds(10)).build());
-    }
-
-    @AfterEach
-    void stop() {
-        gcs.close();
+    void createOtherBucket() {
+        gcs.createBucket("other");
     }
 
     private Blob put(String name, String content) {
@@ -48,12 +31,6 @@ class CopyAndComposeTest {
 
     private String read(String bucket, String name) {
         return new String(storage.readAllBytes(BlobId.of(bucket, name)), StandardCharsets.UTF_8);
-    }
-
-    private static String crc32c(byte[] b) {
-        CRC32C c = new CRC32C();
-        c.update(b);
-        return Base64.getEncoder().encodeToString(ByteBuffer.allocate(4).putInt((int) c.getValue()).array());
     }
 
     @Test

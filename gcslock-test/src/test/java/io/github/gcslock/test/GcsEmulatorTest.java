@@ -9,8 +9,6 @@ import com.google.cloud.storage.Bucket;
 import com.google.cloud.storage.BucketInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
@@ -30,24 +28,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
 /** Pins each emulator semantic that locks depend on, through the real google-cloud-storage client. */
-class GcsEmulatorTest {
+class GcsEmulatorTest extends EmulatorTestBase {
 
-    private static final String BUCKET = "b";
-    private GcsEmulator gcs;
-    private Storage storage;
-
-    @BeforeEach
-    void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET);
-        storage = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(3)
-                .setInitialRetryDelayDuration(Duration.ofMillis(10)).setMaxRetryDelayDuration(Duration.ofMillis(20))
-                .setTotalTimeoutDuration(Duration.ofSeconds(5)).build());
-    }
-
-    @AfterEach
-    void stop() {
-        gcs.close();
+    @Override
+    RetrySettings retrySettings() {
+        return quickRetries(Duration.ofSeconds(5));
     }
 
     private static BlobInfo info(String name, Map<String, String> metadata) {

@@ -1,24 +1,18 @@
 package io.github.gcslock.test;
 
-import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.ReadChannel;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.time.Duration;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.Map;
 import java.util.Random;
 import java.util.zip.CRC32C;
@@ -27,33 +21,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** md5Hash/crc32c in metadata, x-goog-hash and ranges on media downloads, hash checks on uploads. */
-class MediaAndHashesTest {
+class MediaAndHashesTest extends EmulatorTestBase {
 
-    private static final String BUCKET = "b";
-    private GcsEmulator gcs;
-    private Storage storage;
-
-    @BeforeEach
-    void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET);
-        storage = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(1).setTotalTimeoutDuration(Duration.ofSeconds(10)).build());
-    }
-
-    @AfterEach
-    void stop() {
-        gcs.close();
-    }
-
-    private static String md5(byte[] b) throws Exception {
-        return Base64.getEncoder().encodeToString(MessageDigest.getInstance("MD5").digest(b));
-    }
-
-    private static String crc32c(byte[] b) {
-        CRC32C c = new CRC32C();
-        c.update(b);
-        return Base64.getEncoder().encodeToString(ByteBuffer.allocate(4).putInt((int) c.getValue()).array());
-    }
 
     private String mediaUrl(String name) {
         return gcs.endpoint() + "/download/storage/v1/b/" + BUCKET + "/o/" + name + "?alt=media";

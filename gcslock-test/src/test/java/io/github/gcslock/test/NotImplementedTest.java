@@ -1,6 +1,5 @@
 package io.github.gcslock.test;
 
-import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.storage.Acl;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
@@ -9,13 +8,11 @@ import com.google.cloud.storage.BucketInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.Base64;
 import java.util.Map;
 
@@ -26,24 +23,13 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  * What the emulator does not implement answers 501 with a message naming it, through the real client:
  * never a silent success that real GCS would not give.
  */
-class NotImplementedTest {
+class NotImplementedTest extends EmulatorTestBase {
 
-    private static final String BUCKET = "b";
-    private GcsEmulator gcs;
-    private Storage storage;
     private BlobId existing;
 
     @BeforeEach
-    void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET);
-        storage = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(1).setTotalTimeoutDuration(Duration.ofSeconds(10)).build());
+    void createObject() {
         existing = storage.create(BlobInfo.newBuilder(BUCKET, "x").build(), new byte[]{1}).getBlobId();
-    }
-
-    @AfterEach
-    void stop() {
-        gcs.close();
     }
 
     private static void answers501Naming(ThrowingCallable call, String what) {

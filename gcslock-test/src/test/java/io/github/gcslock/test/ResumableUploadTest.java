@@ -10,8 +10,6 @@ import com.google.cloud.storage.BlobWriteSessionConfigs;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import com.google.gson.JsonParser;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -22,10 +20,8 @@ import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
@@ -35,25 +31,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Resumable uploads through the real client's {@code storage.writer(...)}, {@code BlobWriteSession} and {@code createFrom}, and over raw HTTP. */
-class ResumableUploadTest {
+class ResumableUploadTest extends EmulatorTestBase {
 
-    private static final String BUCKET = "b";
     private static final int CHUNK = 256 * 1024;
-    private GcsEmulator gcs;
-    private Storage storage;
 
-    @BeforeEach
-    void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET);
-        storage = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(3)
-                .setInitialRetryDelayDuration(Duration.ofMillis(10)).setMaxRetryDelayDuration(Duration.ofMillis(20))
-                .setTotalTimeoutDuration(Duration.ofSeconds(10)).build());
-    }
-
-    @AfterEach
-    void stop() {
-        gcs.close();
+    @Override
+    RetrySettings retrySettings() {
+        return quickRetries(Duration.ofSeconds(10));
     }
 
     private static byte[] randomBytes(int n) {
@@ -79,16 +63,6 @@ class ResumableUploadTest {
             writeInPieces(w, content);
         }
         return storage.get(BlobId.of(BUCKET, name));
-    }
-
-    private static String md5(byte[] b) throws Exception {
-        return Base64.getEncoder().encodeToString(MessageDigest.getInstance("MD5").digest(b));
-    }
-
-    private static String crc32c(byte[] b) {
-        CRC32C c = new CRC32C();
-        c.update(b);
-        return Base64.getEncoder().encodeToString(ByteBuffer.allocate(4).putInt((int) c.getValue()).array());
     }
 
     @Test
