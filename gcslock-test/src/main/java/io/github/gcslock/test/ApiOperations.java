@@ -33,8 +33,8 @@ final class ApiOperations {
                     + "resumable uploads and bucket insert/get/delete are emulated)");
         }
         SupportedParameters.check(req.op(), req.query(), req.exchange().getRequestHeaders());
-        Preconditions pre = Preconditions.from(req.query());
-        Long generation = generation(req.query(), "generation");
+        Preconditions pre = Preconditions.from(req);
+        Long generation = req.longParameter("generation");
         return switch (req.op()) {
             case INSERT -> insert(req, body, pre);
             case UPLOAD -> upload(req, body);
@@ -179,8 +179,8 @@ final class ApiOperations {
 
     /** {@code objects.rewrite} answers a rewrite response around the object; {@code objects.copy} the object. */
     private Reply rewrite(ApiRequest req, byte[] body, Preconditions pre) {
-        StoredObject object = store.rewrite(req.bucket(), req.object(), generation(req.query(), "sourceGeneration"),
-                Preconditions.ofSource(req.query()), req.targetBucket(), req.targetObject(),
+        StoredObject object = store.rewrite(req.bucket(), req.object(), req.longParameter("sourceGeneration"),
+                Preconditions.ofSource(req), req.targetBucket(), req.targetObject(),
                 ObjectResource.metadataOf(parseJson(body)), pre);
         if (req.action().equals("copyTo")) {
             return object(object);
@@ -192,18 +192,6 @@ final class ApiOperations {
         r.addProperty("done", true);
         r.add("resource", ObjectResource.render(object));
         return Reply.json(200, r);
-    }
-
-    private static Long generation(Map<String, String> query, String parameter) {
-        String g = query.get(parameter);
-        if (g == null) {
-            return null;
-        }
-        try {
-            return Long.parseLong(g);
-        } catch (NumberFormatException e) {
-            throw new GcsError(400, "invalid", "Invalid value for generation: " + g);
-        }
     }
 
     private static JsonObject parseJson(byte[] body) {

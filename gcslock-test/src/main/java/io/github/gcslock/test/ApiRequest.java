@@ -25,6 +25,19 @@ record ApiRequest(Operation op, String method, String bucket, String object, Map
         return exchange.getRequestHeaders().getFirst(name);
     }
 
+    /** The query parameter {@code key} as a number; null when absent, 400 when not a number. */
+    Long longParameter(String key) {
+        String v = query.get(key);
+        if (v == null) {
+            return null;
+        }
+        try {
+            return Long.parseLong(v);
+        } catch (NumberFormatException e) {
+            throw new GcsError(400, "invalid", "Invalid value for " + key + ": " + v);
+        }
+    }
+
     /** The port the request came in on: the shared endpoint's or one client's (see {@link GcsEmulator#endpoint(String)}). */
     int localPort() {
         return exchange.getLocalAddress().getPort();

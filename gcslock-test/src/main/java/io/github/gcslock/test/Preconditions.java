@@ -1,7 +1,5 @@
 package io.github.gcslock.test;
 
-import java.util.Map;
-
 /**
  * The generation conditions GCS accepts on object requests, checked by the {@link ObjectStore} atomically
  * with the change. A null field is "not given".
@@ -10,26 +8,15 @@ record Preconditions(Long ifGenerationMatch, Long ifGenerationNotMatch,
                      Long ifMetagenerationMatch, Long ifMetagenerationNotMatch) {
 
     /** The source object's conditions of a rewrite/copy ({@code ifSourceGenerationMatch}, ...). */
-    static Preconditions ofSource(Map<String, String> query) {
-        return new Preconditions(asLong(query, "ifSourceGenerationMatch"), asLong(query, "ifSourceGenerationNotMatch"),
-                asLong(query, "ifSourceMetagenerationMatch"), asLong(query, "ifSourceMetagenerationNotMatch"));
+    static Preconditions ofSource(ApiRequest req) {
+        return new Preconditions(req.longParameter("ifSourceGenerationMatch"), req.longParameter("ifSourceGenerationNotMatch"),
+                req.longParameter("ifSourceMetagenerationMatch"), req.longParameter("ifSourceMetagenerationNotMatch"));
     }
 
-    static Preconditions from(Map<String, String> query) {
-        return new Preconditions(asLong(query, "ifGenerationMatch"), asLong(query, "ifGenerationNotMatch"),
-                asLong(query, "ifMetagenerationMatch"), asLong(query, "ifMetagenerationNotMatch"));
-    }
-
-    private static Long asLong(Map<String, String> query, String key) {
-        String v = query.get(key);
-        if (v == null) {
-            return null;
-        }
-        try {
-            return Long.parseLong(v);
-        } catch (NumberFormatException e) {
-            throw new GcsError(400, "invalid", "Invalid argument for " + key + ": " + v);
-        }
+    /** The conditions of the request's object ({@code ifGenerationMatch}, ...). */
+    static Preconditions from(ApiRequest req) {
+        return new Preconditions(req.longParameter("ifGenerationMatch"), req.longParameter("ifGenerationNotMatch"),
+                req.longParameter("ifMetagenerationMatch"), req.longParameter("ifMetagenerationNotMatch"));
     }
 
     /** Checks against the live object ({@code null} when there is none). */
