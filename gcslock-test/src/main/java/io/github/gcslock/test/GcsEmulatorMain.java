@@ -37,6 +37,7 @@ public final class GcsEmulatorMain {
     record Options(String host, int port, List<String> buckets, boolean writeRateLimit, long latencyMinMs, long latencyMaxMs) {
     }
 
+    /** Starts the emulator as the command line says and runs until the process is stopped (options: see above). */
     public static void main(String[] args) throws InterruptedException {
         Options options;
         try {

@@ -151,14 +151,17 @@ public final class LockHistory {
         fencingViolations.add("write to " + name + " with token " + token + " after token " + highest);
     }
 
+    /** How many leases were recorded with {@link #acquired}. */
     public long acquisitions() {
         return windows.size();
     }
 
+    /** How many leases ended as {@code "lost"} ({@link #ended}). */
     public long lostLeases() {
         return windows.values().stream().filter(w -> "lost".equals(w.outcome)).count();
     }
 
+    /** How many writes {@link #fencedWrite} refused because a higher token had been seen. */
     public long rejectedWrites() {
         return rejectedWrites.get();
     }
