@@ -2,6 +2,7 @@ package io.github.gcslock.autoconfigure;
 
 import io.github.gcslock.LockRegistry;
 import io.github.gcslock.shedlock.GcsLockProvider;
+import net.javacrumbs.shedlock.core.LockProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -22,7 +23,7 @@ public class GcsLockShedLockAutoConfiguration {
 
     /** Closed before the registry (it depends on it): stops its lockAtMostFor timer and releases what it holds. */
     @Bean(destroyMethod = "close")
-    @ConditionalOnMissingBean(net.javacrumbs.shedlock.core.LockProvider.class)
+    @ConditionalOnMissingBean(LockProvider.class)
     GcsLockProvider gcsShedLockProvider(LockRegistry registry) {
         return new GcsLockProvider(registry);
     }

@@ -48,6 +48,13 @@ public class GcsLockedInterceptor implements MethodInterceptor {
     private final IfLockedPolicy policy;
     private final Map<MethodClassKey, LockedMethod> cache = new ConcurrentHashMap<>();
 
+    /**
+     * @param registry    the registry that takes the locks, looked up on each call
+     * @param environment resolves placeholders in lock names and durations
+     * @param beanFactory resolves {@code @bean} references in SpEL lock names; may be null
+     * @param events      where {@link GcsLockSkippedEvent}s go
+     * @param defaultWait the wait of SKIP and FAIL methods without a {@code maxWait} ({@code gcslock.wait})
+     */
     public GcsLockedInterceptor(ObjectProvider<LockRegistry> registry, Environment environment, BeanFactory beanFactory,
                                 ApplicationEventPublisher events, Duration defaultWait) {
         this(registry, environment, beanFactory, events, defaultWait, null);

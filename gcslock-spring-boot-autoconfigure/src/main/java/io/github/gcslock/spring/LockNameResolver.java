@@ -1,5 +1,6 @@
 package io.github.gcslock.spring;
 
+import io.github.gcslock.LockNames;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.context.expression.BeanFactoryResolver;
 import org.springframework.context.expression.MethodBasedEvaluationContext;
@@ -8,10 +9,19 @@ import org.springframework.core.ParameterNameDiscoverer;
 import org.springframework.core.env.Environment;
 import org.springframework.expression.Expression;
 import org.springframework.expression.ExpressionParser;
+import org.springframework.expression.common.CompositeStringExpression;
+import org.springframework.expression.common.LiteralExpression;
 import org.springframework.expression.common.TemplateParserContext;
+import org.springframework.expression.spel.SpelNode;
+import org.springframework.expression.spel.ast.VariableReference;
+import org.springframework.expression.spel.standard.SpelExpression;
 import org.springframework.expression.spel.standard.SpelExpressionParser;
 
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.regex.Pattern;
 
 /**
  * Turns a {@link GcsLocked} name into the lock name of one call: {@code ${...}} placeholders are
@@ -69,7 +79,7 @@ final class LockNameResolver {
     }
 
     /** No quotes, operators, brackets or spaces: a fixed name, not an expression that failed to parse. */
-    private static final java.util.regex.Pattern LOOKS_LITERAL = java.util.regex.Pattern.compile("[^'\"+()\\[\\]{}\\s]*");
+    private static final Pattern LOOKS_LITERAL = Pattern.compile("[^'\"+()\\[\\]{}\\s]*");
 
     /**
      * What is wrong with this name that can be known before any call, or null: a literal name breaking the
@@ -80,22 +90,22 @@ final class LockNameResolver {
         if (literal != null) {
             return GcsLockedNameChecker.literalProblem(prefix, literal, method);
         }
-        java.util.List<Expression> parts = new java.util.ArrayList<>();
-        if (expression instanceof org.springframework.expression.common.CompositeStringExpression composite) {
-            parts.addAll(java.util.Arrays.asList(composite.getExpressions()));
+        List<Expression> parts = new ArrayList<>();
+        if (expression instanceof CompositeStringExpression composite) {
+            parts.addAll(Arrays.asList(composite.getExpressions()));
         } else {
             parts.add(expression);
         }
         String[] params = NAMES.getParameterNames(method);
         for (Expression part : parts) {
-            if (part instanceof org.springframework.expression.common.LiteralExpression text && !text.getExpressionString().isEmpty()) {
-                int bad = io.github.gcslock.LockNames.forbiddenCharAt(text.getExpressionString());
+            if (part instanceof LiteralExpression text && !text.getExpressionString().isEmpty()) {
+                int bad = LockNames.forbiddenCharAt(text.getExpressionString());
                 if (bad >= 0) {
                     return "@GcsLocked on " + describe(method) + ": the lock name '" + source + "' contains '"
                             + printable(text.getExpressionString().charAt(bad)) + "'; control characters and # [ ] * ? are not allowed in lock names";
                 }
             }
-            if (part instanceof org.springframework.expression.spel.standard.SpelExpression spel && params != null) {
+            if (part instanceof SpelExpression spel && params != null) {
                 String unknown = unknownVariable(spel.getAST(), params);
                 if (unknown != null) {
                     return "@GcsLocked on " + describe(method) + ": the lock name '" + source + "' uses #" + unknown
@@ -107,10 +117,10 @@ final class LockNameResolver {
         return null;
     }
 
-    private String unknownVariable(org.springframework.expression.spel.SpelNode node, String[] params) {
-        if (node instanceof org.springframework.expression.spel.ast.VariableReference) {
+    private String unknownVariable(SpelNode node, String[] params) {
+        if (node instanceof VariableReference) {
             String name = node.toStringAST().substring(1);
-            boolean known = name.equals("root") || name.equals("this") || java.util.Arrays.asList(params).contains(name)
+            boolean known = name.equals("root") || name.equals("this") || Arrays.asList(params).contains(name)
                     || name.matches("[ap]\\d+") && Integer.parseInt(name.substring(1)) < params.length;
             if (!known) {
                 return name;

@@ -24,6 +24,7 @@ public class GcsLockHealthIndicator extends AbstractHealthIndicator {
     private final LockRegistry registry;
     private final GcsReachability reachability;
 
+    /** Health of the leases of {@code registry}, without GCS reachability. */
     public GcsLockHealthIndicator(LockRegistry registry) {
         this(registry, null);
     }

@@ -42,11 +42,16 @@ public class GcsLocksEndpoint {
     private final LockRegistry registry;
     private final boolean forceReleaseEnabled;
 
+    /**
+     * @param registry            the registry whose locks are listed and released
+     * @param forceReleaseEnabled whether DELETE may release a lock ({@code gcslock.endpoint.force-release-enabled})
+     */
     public GcsLocksEndpoint(LockRegistry registry, boolean forceReleaseEnabled) {
         this.registry = registry;
         this.forceReleaseEnabled = forceReleaseEnabled;
     }
 
+    /** Every lock under the prefix: {@code count} and {@code locks} (holder, fencing token, staleness). */
     @ReadOperation
     public Map<String, Object> locks() {
         List<LockInfo> locks = registry.list();
@@ -56,6 +61,7 @@ public class GcsLocksEndpoint {
         return body;
     }
 
+    /** One lock (its name may contain {@code /}): 200 with its state, 404 when free, 400 bad name, 503 GCS not asked. */
     @ReadOperation
     public WebEndpointResponse<Object> lock(@Selector(match = Selector.Match.ALL_REMAINING) String[] name) {
         String lockName = String.join("/", name);

@@ -43,6 +43,7 @@ public class GcsLockMetrics implements LockEventListener, GcsLockedAcquireListen
      */
     private final ThreadLocal<boolean[]> annotatedCall = new ThreadLocal<>();
 
+    /** Registers the counters on {@code registry}; the {@code gcslock.acquire} timers are registered as outcomes occur. */
     public GcsLockMetrics(MeterRegistry registry) {
         this.registry = registry;
         this.refreshSuccess = Counter.builder("gcslock.refresh").tag("outcome", "success")
