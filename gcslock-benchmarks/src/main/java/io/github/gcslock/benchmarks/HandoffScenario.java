@@ -4,6 +4,7 @@ import io.github.gcslock.GcsLockException;
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,6 +20,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.BooleanSupplier;
 
 /**
@@ -28,9 +30,11 @@ import java.util.function.BooleanSupplier;
  * shorter than {@link #FLOOR_MS}. Each run goes on until {@code acquisitions} acquisitions (or a time cap).
  *
  * <ul>
- * <li>{@code contention}: 2, 8 and 32 contenders, a 5 ms critical section.</li>
+ * <li>{@code contention}: 2, 8 and 32 contenders, a 5 ms critical section; gcslock with TTL 30 s and
+ * backoff 100 ms → 2 s.</li>
  * <li>{@code long-waiters}: 8 contenders and a 1 s critical section, so every contender waits about
- * 8 × 2 s between its turns: what a waiter costs once it has waited long.</li>
+ * 8 × 2 s between its turns: what a waiter costs once it has waited long; gcslock as shipped (TTL 5 min,
+ * backoff 1 s → 30 s, the poll cap of a long waiter grows up to a quarter of the TTL).</li>
  * </ul>
  * The runs are independent (an emulator each) and run side by side, so that 30+ acquisitions per
  * configuration fit in {@code --quick}; CPU use is low (a few hundred requests per second in all).
@@ -43,11 +47,15 @@ final class HandoffScenario {
 
     /** One configuration to run. */
     record Config(String scenario, String system, int contenders, long holdMs, int acquisitions, Duration cap) {
+        /** long-waiters runs gcslock as shipped (TTL 5 min, backoff 1 s → 30 s); contention keeps its shorter settings. */
+        boolean engineDefaults() {
+            return scenario.equals("long-waiters");
+        }
     }
 
     /** What one run measured. */
-    record Outcome(Config config, long acquisitions, long requests, Bench.Stats gaps, long fairnessMax, long fairnessMin,
-                   long neverAcquired, double waitMaxMs, long rateLimited, long elapsedMs) {
+    record Outcome(Config config, long acquisitions, long requests, Map<Operation, Long> byOperation, Bench.Stats gaps,
+                   long fairnessMax, long fairnessMin, long neverAcquired, double waitMaxMs, long rateLimited, long elapsedMs) {
         double requestsPerAcquisition() {
             return acquisitions == 0 ? Double.NaN : (double) requests / acquisitions;
         }
@@ -102,12 +110,15 @@ final class HandoffScenario {
         }
     }
 
-    private Contender contender(String system, GcsEmulator gcs, List<GcsLockRegistry> registries) {
-        switch (system) {
+    private Contender contender(Config config, GcsEmulator gcs, List<GcsLockRegistry> registries) {
+        switch (config.system()) {
             case "ours" -> {
-                GcsLockRegistry r = GcsLockRegistry.builder(Bench.boundedStorage(gcs), Bench.BUCKET).verifyBucket(false)
-                        .ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
-                        .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2).build();
+                GcsLockRegistry.Builder b = GcsLockRegistry.builder(Bench.boundedStorage(gcs), Bench.BUCKET).verifyBucket(false);
+                if (!config.engineDefaults()) {
+                    b.ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
+                            .backoff(Duration.ofMillis(100), Duration.ofSeconds(2), 2);
+                }
+                GcsLockRegistry r = b.build();
                 registries.add(r);
                 return (deadline, stop) -> {
                     long wait = deadline - System.nanoTime();
@@ -163,7 +174,7 @@ final class HandoffScenario {
             List<GcsLockRegistry> registries = Collections.synchronizedList(new ArrayList<>());
             List<Contender> cs = new ArrayList<>();
             for (int i = 0; i < contenders; i++) {
-                cs.add(contender(config.system(), gcs, registries));
+                cs.add(contender(config, gcs, registries));
             }
             gcs.faults().resetCounters();
             long start = System.nanoTime();
@@ -172,6 +183,7 @@ final class HandoffScenario {
             List<long[]> events = Collections.synchronizedList(new ArrayList<>()); // {acquiredAt, releasedAt, calledAt}
             AtomicLong acquisitions = new AtomicLong();
             long[] atTarget = new long[2]; // {requests, elapsed ms} when the target was reached
+            AtomicReference<Map<Operation, Long>> byOperationAtTarget = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(1);
             BooleanSupplier stop = () -> done.getCount() == 0;
             ExecutorService pool = Executors.newFixedThreadPool(contenders);
@@ -201,6 +213,7 @@ final class HandoffScenario {
                         events.add(new long[]{acquiredAt, releasedAt, calledAt});
                         if (acquisitions.incrementAndGet() == config.acquisitions()) {
                             atTarget[0] = gcs.faults().objectRequests();
+                            byOperationAtTarget.set(gcs.faults().requestCounts());
                             atTarget[1] = Bench.millisSince(start);
                             done.countDown();
                             registries.forEach(GcsLockRegistry::close); // wakes our waiters: the run is over
@@ -225,7 +238,8 @@ final class HandoffScenario {
                 gaps[i - 1] = (sorted.get(i)[0] - sorted.get(i - 1)[1]) / 1e6;
             }
             double waitMaxMs = sorted.stream().limit(n).mapToDouble(e -> (e[0] - e[2]) / 1e6).max().orElse(Double.NaN);
-            return new Outcome(config, n, requests, Bench.Stats.of(gaps), Arrays.stream(perContender).max().orElse(0),
+            Map<Operation, Long> byOperation = reached ? byOperationAtTarget.get() : gcs.faults().requestCounts();
+            return new Outcome(config, n, requests, byOperation, Bench.Stats.of(gaps), Arrays.stream(perContender).max().orElse(0),
                     Arrays.stream(perContender).min().orElse(0), Arrays.stream(perContender).filter(a -> a == 0).count(),
                     waitMaxMs, gcs.faults().rateLimited(),
                     reached ? atTarget[1] : Bench.millisSince(start));
@@ -240,11 +254,24 @@ final class HandoffScenario {
                     .put(c.system(), o.requestsPerAcquisition());
         }
         results.add(String.format("%s system=%s contenders=%d hold_ms=%d acquisitions=%d requests_per_acquisition=%.1f "
-                        + "handoff_n=%d handoff_p50_ms=%.0f handoff_p95_ms=%.0f handoff_p99_ms=%.0f handoff_p50_over_floor=%.2f "
+                        + "by_operation=%s handoff_n=%d handoff_p50_ms=%.0f handoff_p95_ms=%.0f handoff_p99_ms=%.0f handoff_p50_over_floor=%.2f "
                         + "wait_max_s=%.1f fairness_max=%d fairness_min=%d never_acquired=%d rate_limited_429=%d elapsed_s=%.0f",
                 c.scenario(), c.system(), c.contenders(), c.holdMs(), o.acquisitions(), o.requestsPerAcquisition(),
+                perAcquisition(o),
                 o.gaps().n(), o.gaps().p50(), o.gaps().p95(), o.gaps().p99(), o.gaps().p50() / FLOOR_MS,
                 o.waitMaxMs() / 1000, o.fairnessMax(), o.fairnessMin(), o.neverAcquired(), o.rateLimited(), o.elapsedMs() / 1000.0));
+    }
+
+    /** Requests per acquisition of each operation that was used, e.g. {@code GET:7.1,INSERT:3.0,DELETE:1.2}. */
+    private static String perAcquisition(Outcome o) {
+        StringBuilder sb = new StringBuilder();
+        o.byOperation().forEach((op, count) -> {
+            if (count > 0 && !op.name().startsWith("BUCKET_")) {
+                sb.append(sb.isEmpty() ? "" : ",").append(op.name())
+                        .append(String.format(":%.1f", (double) count / Math.max(1, o.acquisitions())));
+            }
+        });
+        return sb.isEmpty() ? "-" : sb.toString();
     }
 
     /** For long-waiters: how many times fewer requests per acquisition ours needs than naive. */

@@ -102,7 +102,7 @@ final class LeaderElectionScenario {
             }
             Member leader = nextGrant(null, Duration.ofSeconds(60));
             Thread.sleep(2000); // the first round of contention settles
-            steadyState(leader);
+            steadyState(gcs, leader);
 
             List<Double> crashMs = new ArrayList<>();
             for (int i = 0; i < crashes; i++) {
@@ -165,12 +165,14 @@ final class LeaderElectionScenario {
         }
     }
 
-    private void steadyState(Member leader) throws InterruptedException {
+    private void steadyState(GcsEmulator gcs, Member leader) throws InterruptedException {
         grants.clear();
         long[] before = members.stream().mapToLong(m -> m.requests.get()).toArray();
+        long emulatorBefore = gcs.faults().objectRequests();
         long t0 = System.nanoTime();
         Thread.sleep(steadyWindow.toMillis());
         double minutes = (System.nanoTime() - t0) / 60e9;
+        double emulatorPerMinute = (gcs.faults().objectRequests() - emulatorBefore) / minutes;
         StringBuilder followers = new StringBuilder();
         double total = 0;
         double leaders = 0;
@@ -187,9 +189,9 @@ final class LeaderElectionScenario {
         double refreshSeconds = leader.engine.refreshInterval().toMillis() / 1000.0;
         results.add(String.format("leader-election phase=steady candidates=%d rtt_ms=%d window_s=%.0f leader_changes=%d "
                         + "requests_per_min_total=%.0f requests_per_min_leader=%.0f requests_per_min_followers=%s "
-                        + "goal_per_min=%.0f refresh_interval_s=%.1f",
+                        + "goal_per_min=%.0f refresh_interval_s=%.1f emulator_requests_per_min=%.0f",
                 members.size(), RTT_MS, minutes * 60, grants.size(), total, leaders, followers, 60 / refreshSeconds,
-                refreshSeconds));
+                refreshSeconds, emulatorPerMinute));
     }
 
     private void report(String phase, List<Double> ms, long goalMs, String detail) {
