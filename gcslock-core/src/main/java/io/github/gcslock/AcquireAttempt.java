@@ -86,9 +86,9 @@ final class AcquireAttempt {
             return new Result(null, holder, true, sawFree);
         }
 
-        /** A create after seeing the name free was refused: someone made the object since; not read (rule 16). */
-        static Result refusedUnread() {
-            return new Result(null, null, true, true);
+        /** A create was refused while its object was known young; not read (rule 16). */
+        static Result refusedUnread(boolean sawFree) {
+            return new Result(null, null, true, sawFree);
         }
     }
 
@@ -128,34 +128,71 @@ final class AcquireAttempt {
         }
     }
 
+    /** How an attempt starts (rule 16). */
+    enum Start {
+        /** Create; on 412 read the object (nothing known of the name, or this process held it last). */
+        CREATE,
+        /**
+         * Create; on 412 refuse without reading — this process knew, less than a quarter of a TTL ago, that any
+         * object of the name was young (a live holder read, or the name seen free) — unless a create of ours may
+         * have committed unseen.
+         */
+        CREATE_REFUSING_UNREAD,
+        /** Read first: the name was last seen held by another process. */
+        READ
+    }
+
     /**
-     * One attempt as rule 16 paces it: read first if this process last saw the name held by another process,
-     * and remember what the attempt saw ({@link ContentionHistory}). Throws StorageException on errors.
+     * One attempt as rule 16 paces it, remembering what it saw ({@link ContentionHistory}). A name this process
+     * never looked at or held last: create, and read on 412. A name last seen held by another process: a
+     * one-shot attempt ({@code oneShot}: tryAcquire, a wait of zero) creates and refuses a 412 unread while
+     * this process's knowledge of it is fresh, else reads first; a waiter's look always reads first (polls
+     * are reads, never writes). Throws StorageException on errors.
      */
-    Result attempt(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing) {
+    Result attempt(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing,
+            boolean oneShot) {
         long look = nanoTime.getAsLong();
         if (history.mayHaveUnseenCreate(name, look, timing.ttl().toNanos())) {
             unknownCreates.earlierCallMayCommit();
         }
-        Result result = run(name, leaseId, store, unknownCreates, timing, history.sighting(name) != null);
+        ContentionHistory.Sighting before = history.sighting(name);
+        Start start = before == null ? Start.CREATE
+                : oneShot && before.knownYoungWithin(look, freshFor(before, timing)) ? Start.CREATE_REFUSING_UNREAD
+                : Start.READ;
+        Result result = run(name, leaseId, store, unknownCreates, timing, start);
         if (result.lease() != null || result.sawFree()) {
             history.sawFreeOrAcquired(name);
         }
         if (result.held()) {
-            ContentionHistory.Sighting s = history.sawHeld(name, result.holder(), look);
+            // A holder read (live, or it would have been taken over) or the name seen free: this process knows
+            // any object of the name is young from here on, for a while. A create refused unread teaches nothing new.
+            boolean young = result.holder() != null || result.sawFree();
+            ContentionHistory.Sighting s = history.sawHeld(name, result.holder(), look, young);
             Duration pause = pacing.pollDelay(s.holder(), engine.estimatedGcsNowOrNull(), s.waitedNanos(look));
-            history.nextLookAt(name, nanoTime.getAsLong() + pause.toNanos());
+            history.nextLookAt(name, nanoTime.getAsLong() + pause.toNanos(), !oneShot);
         }
         return result;
     }
 
     /**
-     * How long until the next look at {@code name} is due (rule 16: a process that has been seeing it held
-     * keeps its pace across calls); 0 if it is due or the name was not last seen held.
+     * For how long after this process knew a name's objects young a one-shot attempt may refuse a 412 unread:
+     * a quarter of the TTL (the last holder read's, else this acquisition's). A dead holder's object is read
+     * at least that often by a process that keeps asking, so it is proved stale (rule 6, observed time)
+     * within about 1.5 TTL of its last write, and taken over (rule 5).
+     */
+    private static long freshFor(ContentionHistory.Sighting s, LeaseTiming timing) {
+        Duration ttl = s.holder() != null && s.holder().ttl() != null ? s.holder().ttl() : timing.ttl();
+        return ttl.toNanos() / WaitPacing.LOOKS_PER_TTL;
+    }
+
+    /**
+     * How long until the next look at {@code name} is due (rule 16: a process whose waiting calls have been
+     * seeing it held keeps their pace across calls); 0 if it is due, if the name was not last seen held, or if
+     * the last look was a one-shot's (it paced no wait).
      */
     long nanosUntilNextLook(String name) {
         ContentionHistory.Sighting s = history.sighting(name);
-        return s == null ? 0 : Math.max(0, s.nextLookNanos() - nanoTime.getAsLong());
+        return s == null || !s.paced() ? 0 : Math.max(0, s.nextLookNanos() - nanoTime.getAsLong());
     }
 
     /** The holder this process last saw of {@code name}, or null. */
@@ -165,17 +202,20 @@ final class AcquireAttempt {
     }
 
     /**
-     * One attempt of the acquire algorithm (DESIGN.md rules 2–5), including the "retry at once" cases, starting
-     * with a read if {@code readFirst} (rule 16). Throws StorageException on errors.
+     * One attempt of the acquire algorithm (DESIGN.md rules 2–5), including the "retry at once" cases, started
+     * as {@code start} says (rule 16). Throws StorageException on errors.
      */
     Result run(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing,
-            boolean readFirst) {
+            Start start) {
+        boolean readFirst = start == Start.READ;
         Duration ttl = timing.ttl();
         BlobId id = store.id(name);
         LockInfo seen = null;
         // This attempt has seen the name free (a read found no object, or our guarded delete removed it): an
         // object that a later create of ours meets was made after that, so it is younger than this call.
         boolean sawFree = false;
+        // ... or this process knew the name's objects young recently enough (Start.CREATE_REFUSING_UNREAD).
+        boolean knownYoung = start == Start.CREATE_REFUSING_UNREAD;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
@@ -191,7 +231,7 @@ final class AcquireAttempt {
                 now = clock.instant();
                 // After seeing the name free, create through the client that does not retry by itself, so that
                 // a 412 cannot come from an unseen try of our own (see the refusal below).
-                LockStore creator = sawFree && !unknownCreates.mayHaveCommittedUnseen() ? store.singleTry() : store;
+                LockStore creator = (sawFree || knownYoung) && !unknownCreates.mayHaveCommittedUnseen() ? store.singleTry() : store;
                 boolean singleTry = creator.singleTry() == creator;
                 try {
                     Blob created = creator.create(
@@ -218,11 +258,12 @@ final class AcquireAttempt {
                     if (!singleTry) {
                         // The client may have retried this create after a lost reply: the 412 may be from our own try.
                         unknownCreates.record(sent);
-                    } else if (sawFree && !unknownCreates.mayHaveCommittedUnseen()) {
-                        // Rule 16: no second read. The object was created after this attempt saw the name free, so
-                        // it is younger than this call and cannot be stale; it is not ours (this create was one
-                        // request, refused, and no create of ours is of unknown outcome). Refusing is safe.
-                        return Result.refusedUnread();
+                    } else if ((sawFree || knownYoung) && !unknownCreates.mayHaveCommittedUnseen()) {
+                        // Rule 16: no (second) read. The object was created after this attempt saw the name free,
+                        // so it is younger than this call and cannot be stale (or this process knew its objects
+                        // young a moment ago); it is not ours (this create was one request, refused, and no
+                        // create of ours is of unknown outcome). Refusing is always safe; reading is for liveness.
+                        return Result.refusedUnread(sawFree);
                     }
                 }
                 // 412: the object exists. Read it once to learn whose it is and when it was last written.

@@ -34,8 +34,18 @@ final class ContentionHistory {
      * @param heldSinceNanos the first look of this unbroken run of looks that all saw it held (monotonic)
      * @param lastLookNanos  when the last of them was sent
      * @param nextLookNanos  when the next look is due (the waiting pace of rule 16)
+     * @param paced          the last look was made by a waiting call: a later waiting call keeps its pace (a
+     *                       one-shot look — tryAcquire, a SKIP — sets no pace: the next waiting call looks at once)
+     * @param knownYoungNanos when this process last knew that any object of the name was young: a read that
+     *                        found a live holder, or the name seen free (a create refused unread does not count)
      */
-    record Sighting(LockInfo holder, long heldSinceNanos, long lastLookNanos, long nextLookNanos) {
+    record Sighting(LockInfo holder, long heldSinceNanos, long lastLookNanos, long nextLookNanos, boolean paced,
+                    long knownYoungNanos) {
+        /** Whether that knowledge is less than {@code freshNanos} old at {@code nowNanos}. */
+        boolean knownYoungWithin(long nowNanos, long freshNanos) {
+            return nowNanos - knownYoungNanos < freshNanos;
+        }
+
         /** How long this process has been seeing the name held, at {@code nowNanos}. */
         long waitedNanos(long nowNanos) {
             return Math.max(0, nowNanos - heldSinceNanos);
@@ -66,24 +76,31 @@ final class ContentionHistory {
      * A look sent at {@code lookNanos} saw {@code name} held by another process ({@code holder}; null when the
      * create was refused without reading). The run of looks goes on from the earlier sighting if there is one
      * and this look came no later than one more scheduled interval after the look that was due (the process
-     * kept looking, call after call); otherwise — a job that asks once an hour — it starts here. Returns the
-     * sighting; its next look is not yet set (see {@link #nextLookAt}).
+     * kept looking, call after call); otherwise — a job that asks once an hour — it starts here. {@code
+     * knownYoung}: this look taught that the name's objects are young (see {@link Sighting#knownYoungNanos}).
+     * Returns the sighting; its next look is not yet set (see {@link #nextLookAt}).
      */
-    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos) {
+    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos, boolean knownYoung) {
         Sighting before = held.get(name);
         long since = before != null
                 && lookNanos - before.nextLookNanos <= Math.max(0, before.nextLookNanos - before.lastLookNanos)
                 ? before.heldSinceNanos : lookNanos;
-        Sighting now = new Sighting(holder != null ? holder : before != null ? before.holder : null, since, lookNanos, lookNanos);
+        // Without new knowledge the old stays (and ages): a one-shot caller then reads again in time.
+        long young = knownYoung || before == null ? lookNanos : before.knownYoungNanos;
+        Sighting now = new Sighting(holder != null ? holder : before != null ? before.holder : null, since, lookNanos,
+                lookNanos, false, young);
         held.put(name, now);
         return now;
     }
 
-    /** The next look at {@code name} is due at {@code nanos} (kept only while it is seen held). */
-    synchronized void nextLookAt(String name, long nanos) {
+    /**
+     * The next look at {@code name} is due at {@code nanos} (kept only while it is seen held); {@code paced}: the
+     * look was a waiting call's, so a later waiting call keeps this pace.
+     */
+    synchronized void nextLookAt(String name, long nanos, boolean paced) {
         Sighting s = held.get(name);
         if (s != null) {
-            held.put(name, new Sighting(s.holder, s.heldSinceNanos, s.lastLookNanos, nanos));
+            held.put(name, new Sighting(s.holder, s.heldSinceNanos, s.lastLookNanos, nanos, paced, s.knownYoungNanos));
         }
     }
 

@@ -257,9 +257,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         boolean acquired = false;
         try {
             checkOpen(name);
-            // Rule 16: always at least one request (a cron tick must not end with nobody running), read first
-            // if this process last saw the name held by another.
-            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing);
+            // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
+            // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
+            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing, true);
             if (result.lease() != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease()));
@@ -330,8 +330,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 try {
                     held = false;
                     // Read first once the lock was seen held (1 request a look, not a create + read); create
-                    // when it is gone, take over when stale (rules 2-5, 16).
-                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing);
+                    // when it is gone, take over when stale (rules 2-5, 16). A wait of zero is one-shot.
+                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing, budget == 0);
                     if (result.lease() != null) {
                         acquired = true;
                         return own(slot, result.lease());

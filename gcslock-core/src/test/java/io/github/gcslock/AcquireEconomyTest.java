@@ -36,38 +36,81 @@ class AcquireEconomyTest extends EmulatorTestBase {
     }
 
     /**
-     * A process that last saw the name held by another starts with one read (a live holder: refused with 1
-     * request, not a refused create and a read); one that saw it free, held it last or never looked creates
-     * first (1 request when free).
+     * A one-shot attempt (tryAcquire) at a name this process saw held by another moments ago costs 1 request:
+     * the create, refused (412) without a read — any object of the name is young, since this process knew it
+     * so less than a quarter of a TTL ago. Free: the same create acquires it (1 request). A name never looked at,
+     * or held by this process last, is created and read on 412 as before (it may be stale, or our own leak).
      */
     @Test
-    void aNameLastSeenHeldByAnotherProcessStartsWithARead() {
+    void aOneShotAttemptAtANameSeenHeldMomentsAgoCostsOneRequest() {
         GcsLockRegistry other = holder();
         GcsLockRegistry r = registry();
         Lease held = other.tryAcquire("job").orElseThrow();
 
         gcs.faults().resetCounters();
-        assertThat(r.tryAcquire("job")).as("never looked: create first").isEmpty();
+        assertThat(r.tryAcquire("job")).as("never looked: create, read on 412").isEmpty();
         assertThat(inserts()).isEqualTo(1);
         assertThat(reads()).isEqualTo(1);
 
         gcs.faults().resetCounters();
-        assertThat(r.tryAcquire("job")).as("seen held: read first").isEmpty();
-        assertThat(inserts()).isZero();
-        assertThat(reads()).isEqualTo(1);
+        assertThat(r.tryAcquire("job")).as("seen held moments ago: the create alone").isEmpty();
+        assertThat(inserts()).isEqualTo(1);
+        assertThat(reads()).isZero();
 
         held.release();
         gcs.faults().resetCounters();
         Lease mine = r.tryAcquire("job").orElseThrow();
-        assertThat(reads()).as("the read finds it free").isEqualTo(1);
-        assertThat(inserts()).isEqualTo(1);
+        assertThat(inserts()).as("free: the create acquires it").isEqualTo(1);
+        assertThat(reads()).isZero();
         assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
 
         mine.release();
+        Lease again = other.tryAcquire("job").orElseThrow();
         gcs.faults().resetCounters();
-        r.tryAcquire("job").orElseThrow().release();
-        assertThat(reads()).as("held it last: create first").isZero();
+        assertThat(r.tryAcquire("job")).as("held it last: create, read on 412 (it could be our own leak)").isEmpty();
         assertThat(inserts()).isEqualTo(1);
+        assertThat(reads()).isEqualTo(1);
+        again.release();
+    }
+
+    /**
+     * Once that knowledge is older than a quarter of the TTL, a one-shot attempt reads first (1 request while
+     * held, and the knowledge is fresh again); a waiter's looks always read (polls are reads, never writes).
+     */
+    @Test
+    void aNameSeenHeldLongerAgoOrByAWaiterIsReadFirst() throws Exception {
+        GcsLockRegistry other = registry(); // TTL 1 s: knowledge is fresh for 250 ms
+        GcsLockRegistry r = registry();
+        other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        sleep(300);
+        gcs.faults().resetCounters();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        assertThat(reads()).isEqualTo(1);
+        assertThat(inserts()).isZero();
+
+        gcs.faults().resetCounters();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(150))).isInstanceOf(LockNotAcquiredException.class);
+        assertThat(inserts()).as("a waiter's looks are reads").isZero();
+        assertThat(reads()).isPositive();
+    }
+
+    /**
+     * A dead holder is still taken over by a process that only makes one-shot attempts: while its knowledge
+     * is fresh it refuses unread, but it reads at least every quarter of the holder's TTL, so it proves the
+     * object stale (rule 6, the same version seen unchanged for longer than its TTL) and takes it over (rule 5).
+     */
+    @Test
+    void aDeadHolderIsTakenOverByAProcessThatOnlyTriesOnce() {
+        GcsLockRegistry r = registry();
+        var dead = plantForeignLock("job", Duration.ofMillis(400));
+        Lease mine = null;
+        for (int i = 0; i < 60 && mine == null; i++) {
+            mine = r.tryAcquire("job").orElse(null);
+            sleep(50);
+        }
+        assertThat(mine).as("taken over within 3 s").isNotNull();
+        assertThat(mine.fencingToken()).isGreaterThan(dead.getGeneration());
     }
 
     /**
@@ -77,10 +120,11 @@ class AcquireEconomyTest extends EmulatorTestBase {
      */
     @Test
     void aCreateRefusedAfterTheNameWasSeenFreeIsNotReadAgain() {
-        GcsLockRegistry other = holder();
+        GcsLockRegistry other = registry(); // TTL 1 s: r's knowledge is fresh for 250 ms
         GcsLockRegistry r = registry();
         Lease first = other.tryAcquire("job").orElseThrow();
         assertThat(r.tryAcquire("job")).isEmpty(); // r saw it held
+        sleep(300); // ... long enough ago that r reads first
         first.release();
 
         Lease[] winner = new Lease[1];
@@ -94,8 +138,9 @@ class AcquireEconomyTest extends EmulatorTestBase {
     }
 
     /**
-     * Interleaving: our read finds the name free; our create commits but its reply is lost; the client's retry
-     * (tryAcquire's client retries by itself) gets 412 from our own object. Refusing without a read would leak
+     * Interleaving: the name is free (this process saw it held moments ago, so a 412 would be refused unread);
+     * our create commits but its reply is lost; the client's retry (tryAcquire's client retries by itself)
+     * gets 412 from our own object. Refusing without a read would leak
      * our own object until its TTL — a cron tick where nobody runs. Rule: after a create whose outcome is
      * unknown the object is read, and it is ours (rule 3): adopted.
      */
@@ -110,7 +155,7 @@ class AcquireEconomyTest extends EmulatorTestBase {
         gcs.faults().dropNextReply(Operation.INSERT);
         gcs.faults().resetCounters();
         Lease mine = r.tryAcquire("job").orElseThrow();
-        assertThat(reads()).as("the read that found it free, the read after the 412").isEqualTo(2);
+        assertThat(reads()).as("the read after the 412 (the create alone would have been refused unread)").isEqualTo(1);
         assertThat(gcs.faults().requestCount(Operation.DELETE)).as("adopted, not deleted").isZero();
         assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
         assertThat(object("job").getMetadata()).containsEntry("gcslock-owner", r.owner());
@@ -135,8 +180,8 @@ class AcquireEconomyTest extends EmulatorTestBase {
 
     /**
      * Interleaving (a slow request that still commits): a create of an earlier call timed out on our side but
-     * is still being served; our next call reads the name free, then that old create commits, then our new
-     * create gets 412 — from our own object of the earlier call. Refusing unread would leave it until its TTL.
+     * is still being served; the name is free; then that old create commits, then our next call's create gets
+     * 412 — from our own object of the earlier call. Refusing unread would leave it until its TTL.
      * Rule: while a create of ours of unknown outcome may still commit (one TTL), the 412 is read; the object
      * is ours with no live lease, so it is retaken at once (rule 4).
      */
@@ -202,13 +247,28 @@ class AcquireEconomyTest extends EmulatorTestBase {
         GcsLockRegistry other = holder();
         GcsLockRegistry r = registry(b -> b.backoff(Duration.ofSeconds(2), Duration.ofSeconds(30), 2.0));
         Lease held = other.tryAcquire("job").orElseThrow();
-        assertThat(r.tryAcquire("job")).isEmpty(); // next look due in 1-2 s
-        gcs.faults().resetCounters();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(100))).isInstanceOf(LockNotAcquiredException.class);
+        gcs.faults().resetCounters(); // the waiting call's next look is due in 1-2 s
         assertThat(r.tryAcquire("job")).isEmpty();
         assertThatThrownBy(() -> r.acquire("job", Duration.ZERO)).isInstanceOf(LockNotAcquiredException.class);
-        assertThat(reads()).isEqualTo(2);
+        assertThat(reads() + inserts()).as("one request each").isEqualTo(2);
         held.release();
         assertThat(r.tryAcquire("job")).as("released between looks: the one-shot sees it").isPresent();
+    }
+
+    /**
+     * A one-shot look (tryAcquire, a SKIP) paces no wait: after the holder releases, this process's next
+     * waiting call looks at once and takes the lock, rather than waiting for a look scheduled by the one-shot.
+     */
+    @Test
+    void aWaitingCallAfterAOneShotLookAsksAtOnce() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry(b -> b.backoff(Duration.ofSeconds(2), Duration.ofSeconds(30), 2.0));
+        Lease held = other.tryAcquire("job").orElseThrow();
+        assertThat(r.tryAcquire("job")).isEmpty();
+        held.release();
+        Lease mine = r.acquire("job", Duration.ofMillis(500));
+        assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
     }
 
     /**
@@ -220,7 +280,8 @@ class AcquireEconomyTest extends EmulatorTestBase {
         GcsLockRegistry other = registry(b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(2)));
         GcsLockRegistry r = registry(b -> b.backoff(Duration.ofSeconds(20), Duration.ofSeconds(30), 2.0));
         other.tryAcquire("job").orElseThrow();
-        assertThat(r.tryAcquire("job")).isEmpty(); // next look due in 7.5-15 s (cap: the holder's TTL / 4)
+        // A waiting call's next look is due in 7.5-15 s (cap: the holder's TTL / 4)
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(100))).isInstanceOf(LockNotAcquiredException.class);
         gcs.faults().resetCounters();
         ExecutorService thread = Executors.newSingleThreadExecutor();
         try {
