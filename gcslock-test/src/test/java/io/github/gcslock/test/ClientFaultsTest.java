@@ -6,8 +6,6 @@ import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -18,23 +16,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Faults of one client: a partition or slow replies hit that client's requests and nobody else's. */
-class ClientFaultsTest {
+class ClientFaultsTest extends EmulatorTestBase {
 
-    private static final String BUCKET = "b";
     private static final RetrySettings ONE_TRY = RetrySettings.newBuilder().setMaxAttempts(1).build();
-    private GcsEmulator gcs;
-
-    @BeforeEach
-    void start() {
-        gcs = GcsEmulator.start();
-        gcs.createBucket(BUCKET);
-    }
-
-    @AfterEach
-    void stop() {
-        gcs.faults().reset();
-        gcs.close();
-    }
 
     /** A named client without retries and with a read timeout, as a lock engine bounds its calls. */
     private Storage client(String name, Duration timeout) {
