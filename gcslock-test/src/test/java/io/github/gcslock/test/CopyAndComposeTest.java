@@ -8,6 +8,7 @@ import com.google.cloud.storage.StorageException;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
@@ -110,7 +111,7 @@ class CopyAndComposeTest extends EmulatorTestBase {
         assertThatThrownBy(() -> storage.compose(Storage.ComposeRequest.newBuilder().addSource("p1", "p2")
                 .setTarget(BlobInfo.newBuilder(BUCKET, "p1").build()).setTargetOptions(Storage.BlobTargetOption.doesNotExist()).build()))
                 .isInstanceOfSatisfying(StorageException.class, e -> assertThat(e.getCode()).isEqualTo(412));
-        java.net.http.HttpResponse<byte[]> raw = RawHttp.send("POST", gcs.endpoint() + "/storage/v1/b/" + BUCKET + "/o/x/compose",
+        HttpResponse<byte[]> raw = RawHttp.send("POST", gcs.endpoint() + "/storage/v1/b/" + BUCKET + "/o/x/compose",
                 ("{\"sourceObjects\":[{\"name\":\"p1\",\"objectPreconditions\":{\"ifGenerationMatch\":\""
                         + (p1.getGeneration() + 1) + "\"}}],\"destination\":{}}").getBytes(StandardCharsets.UTF_8),
                 Map.of("Content-Type", "application/json"));

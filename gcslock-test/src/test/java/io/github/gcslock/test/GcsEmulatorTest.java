@@ -11,6 +11,9 @@ import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import org.junit.jupiter.api.Test;
 
+import java.net.HttpURLConnection;
+import java.net.URI;
+import java.net.URL;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -272,10 +275,10 @@ class GcsEmulatorTest extends EmulatorTestBase {
 
     @Test
     void mediaUploadOverRawHttpCreatesTheObjectAndHonoursPreconditions() throws Exception {
-        java.net.URL url = java.net.URI.create(gcs.endpoint()
+        URL url = URI.create(gcs.endpoint()
                 + "/upload/storage/v1/b/" + BUCKET + "/o?uploadType=media&name=raw%2Fobj&ifGenerationMatch=0").toURL();
         for (int expected : new int[]{200, 412}) {
-            java.net.HttpURLConnection c = (java.net.HttpURLConnection) url.openConnection();
+            HttpURLConnection c = (HttpURLConnection) url.openConnection();
             c.setRequestMethod("POST");
             c.setDoOutput(true);
             c.setRequestProperty("Content-Type", "text/plain");

@@ -11,6 +11,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -35,7 +36,7 @@ class ListObjectsTest {
         gcs.createBucket(BUCKET);
         storage = gcs.storage(RetrySettings.newBuilder().setMaxAttempts(1).setTotalTimeoutDuration(Duration.ofSeconds(10)).build());
         for (String name : TREE) {
-            storage.create(BlobInfo.newBuilder(BUCKET, name).build(), name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            storage.create(BlobInfo.newBuilder(BUCKET, name).build(), name.getBytes(StandardCharsets.UTF_8));
         }
     }
 

@@ -8,6 +8,7 @@ import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import org.junit.jupiter.api.Test;
 
+import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
@@ -90,7 +91,7 @@ class MediaAndHashesTest extends EmulatorTestBase {
     @Test
     void anUploadWhoseCrc32cDoesNotMatchItsContentIs400AndWritesNothing() {
         BlobInfo wrong = BlobInfo.newBuilder(BUCKET, "bad").setCrc32c("AAAAAA==").build();
-        assertThatThrownBy(() -> storage.createFrom(wrong, new java.io.ByteArrayInputStream("content".getBytes(StandardCharsets.UTF_8)),
+        assertThatThrownBy(() -> storage.createFrom(wrong, new ByteArrayInputStream("content".getBytes(StandardCharsets.UTF_8)),
                 Storage.BlobWriteOption.crc32cMatch()))
                 .isInstanceOfSatisfying(StorageException.class, e -> assertThat(e.getCode()).isEqualTo(400));
         assertThat(storage.get(BlobId.of(BUCKET, "bad"))).isNull();
@@ -99,7 +100,7 @@ class MediaAndHashesTest extends EmulatorTestBase {
     @Test
     void anUploadWhoseMd5DoesNotMatchItsContentIs400() {
         BlobInfo wrong = BlobInfo.newBuilder(BUCKET, "bad").setMd5("1B2M2Y8AsgTpgAmY7PhCfg==").build();
-        assertThatThrownBy(() -> storage.createFrom(wrong, new java.io.ByteArrayInputStream("content".getBytes(StandardCharsets.UTF_8)),
+        assertThatThrownBy(() -> storage.createFrom(wrong, new ByteArrayInputStream("content".getBytes(StandardCharsets.UTF_8)),
                 Storage.BlobWriteOption.md5Match()))
                 .isInstanceOfSatisfying(StorageException.class, e -> assertThat(e.getCode()).isEqualTo(400));
     }

@@ -7,6 +7,7 @@ import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.BlobWriteSession;
 import com.google.cloud.storage.BlobWriteSessionConfigs;
+import com.google.cloud.storage.ParallelCompositeUploadBlobWriteSessionConfig.BufferAllocationStrategy;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import com.google.gson.JsonParser;
@@ -21,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -176,8 +178,7 @@ class ResumableUploadTest extends EmulatorTestBase {
     void parallelCompositeUploadComposesItsPartsAndCleansUp() throws Exception {
         byte[] content = randomBytes(3 * CHUNK + 5);
         Storage pcu = gcs.options().setBlobWriteSessionConfig(BlobWriteSessionConfigs.parallelCompositeUpload()
-                        .withBufferAllocationStrategy(com.google.cloud.storage.ParallelCompositeUploadBlobWriteSessionConfig
-                                .BufferAllocationStrategy.simple(CHUNK)))
+                        .withBufferAllocationStrategy(BufferAllocationStrategy.simple(CHUNK)))
                 .build().getService();
         BlobWriteSession session = pcu.blobWriteSession(BlobInfo.newBuilder(BUCKET, "pcu").build(), Storage.BlobWriteOption.doesNotExist());
         try (WritableByteChannel ch = session.open()) {
@@ -186,7 +187,7 @@ class ResumableUploadTest extends EmulatorTestBase {
         BlobInfo result = session.getResult().get();
         assertThat(result.getComponentCount()).isGreaterThan(1);
         assertThat(storage.readAllBytes(BlobId.of(BUCKET, "pcu"))).isEqualTo(content);
-        List<String> left = new java.util.ArrayList<>();
+        List<String> left = new ArrayList<>();
         storage.list(BUCKET).iterateAll().forEach(b -> left.add(b.getName()));
         assertThat(left).as("the parts are deleted").containsExactly("pcu");
     }
