@@ -101,28 +101,23 @@ final class LeaderElectionScenario {
                 members.add(newMember(gcs));
             }
             Member leader = nextGrant(null, Duration.ofSeconds(60));
+            if (leader == null) {
+                throw new IllegalStateException("no candidate became leader within 60 s");
+            }
             Thread.sleep(2000); // the first round of contention settles
             steadyState(gcs, leader);
 
             List<Double> crashMs = new ArrayList<>();
             for (int i = 0; i < crashes; i++) {
-                Member l = currentLeader();
-                grants.clear();
-                long t0 = System.nanoTime();
-                gcs.faults().client(l.name).partition(ClientFaults.Partition.FAIL); // for good: never healed
-                Member next = nextGrant(l, TTL.plus(BACKOFF_MAX).plusSeconds(30));
-                crashMs.add(next == null ? Double.NaN : (System.nanoTime() - t0) / 1e6);
-                replace(gcs, l, true);
+                if (!failover(gcs, true, crashMs)) {
+                    break;
+                }
             }
             List<Double> gracefulMs = new ArrayList<>();
             for (int i = 0; i < gracefulStops; i++) {
-                Member l = currentLeader();
-                grants.clear();
-                long t0 = System.nanoTime();
-                l.initiator.stop(); // releases the lock
-                Member next = nextGrant(l, Duration.ofSeconds(30));
-                gracefulMs.add(next == null ? Double.NaN : (System.nanoTime() - t0) / 1e6);
-                replace(gcs, l, false);
+                if (!failover(gcs, false, gracefulMs)) {
+                    break;
+                }
             }
             report("crash", crashMs, TTL.plus(BACKOFF_MAX).toMillis(),
                     "ttl_s=" + TTL.toSeconds() + " backoff_cap_s=" + BACKOFF_MAX.toSeconds());
@@ -149,9 +144,42 @@ final class LeaderElectionScenario {
         Thread.sleep(1000); // the new candidate joins as a follower
     }
 
-    private Member currentLeader() {
-        return members.stream().filter(m -> m.leader).findFirst()
-                .orElseThrow(() -> new IllegalStateException("no leader among " + members.size() + " candidates"));
+    /**
+     * Stops the current leader (a crash: its client partitioned for good; or gracefully) and adds the time until
+     * another candidate is granted leadership to {@code times} (NaN if none was). Returns false when there was no
+     * leader to stop or none followed, so that the caller stops.
+     */
+    private boolean failover(GcsEmulator gcs, boolean crash, List<Double> times) throws InterruptedException {
+        Member l = currentLeader();
+        if (l == null) {
+            times.add(Double.NaN);
+            return false;
+        }
+        grants.clear();
+        long t0 = System.nanoTime();
+        if (crash) {
+            gcs.faults().client(l.name).partition(ClientFaults.Partition.FAIL); // for good: never healed
+        } else {
+            l.initiator.stop(); // releases the lock
+        }
+        Member next = nextGrant(l, crash ? TTL.plus(BACKOFF_MAX).plusSeconds(30) : Duration.ofSeconds(30));
+        times.add(next == null ? Double.NaN : (System.nanoTime() - t0) / 1e6);
+        replace(gcs, l, crash);
+        return next != null;
+    }
+
+    /** The candidate holding leadership now, waiting up to 10 s for one; null if there is none. */
+    private Member currentLeader() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        do {
+            for (Member m : members) {
+                if (m.leader) {
+                    return m;
+                }
+            }
+            Thread.sleep(50);
+        } while (System.nanoTime() < deadline);
+        return null;
     }
 
     /** The next candidate other than {@code not} to be granted leadership, or null if none within {@code within}. */
