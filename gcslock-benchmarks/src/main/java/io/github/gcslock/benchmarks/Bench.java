@@ -7,13 +7,16 @@ import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.http.HttpTransportOptions;
 import com.google.cloud.storage.Storage;
 import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.Collections;
+import java.util.EnumMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
@@ -70,6 +73,28 @@ final class Bench {
 
     static long millisSince(long startNanos) {
         return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+    }
+
+    /**
+     * Object requests per unit (acquisition, tick) of each operation used, e.g. {@code GET:7.1,INSERT:3.0,DELETE:1.2};
+     * bucket requests are left out, as in {@code Faults#objectRequests()}.
+     */
+    static String perOperation(Map<Operation, Long> counts, long units) {
+        StringBuilder sb = new StringBuilder();
+        counts.forEach((op, count) -> {
+            if (count > 0 && !op.name().startsWith("BUCKET_")) {
+                sb.append(sb.isEmpty() ? "" : ",").append(op.name())
+                        .append(String.format(":%.2f", (double) count / Math.max(1, units)));
+            }
+        });
+        return sb.isEmpty() ? "-" : sb.toString();
+    }
+
+    /** Sums per-operation counts (e.g. of every tick). */
+    static Map<Operation, Long> sum(Collection<Map<Operation, Long>> counts) {
+        Map<Operation, Long> total = new EnumMap<>(Operation.class);
+        counts.forEach(c -> c.forEach((op, n) -> total.merge(op, n, Long::sum)));
+        return total;
     }
 
     /** Nearest-rank percentile; NaN for no values. */

@@ -4,6 +4,7 @@ import io.github.gcslock.GcsLockException;
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
 
 import java.time.Duration;
 import java.util.ArrayList;
@@ -113,7 +114,8 @@ final class CronTickScenario {
         };
     }
 
-    private record Tick(long requests, int runs, int errors, double slowestOwnMs, double slowestFromTickMs) {
+    private record Tick(long requests, Map<Operation, Long> byOperation, int runs, int errors, double slowestOwnMs,
+                        double slowestFromTickMs) {
     }
 
     private void runOne(String system, int n) throws Exception {
@@ -182,7 +184,8 @@ final class CronTickScenario {
             slowestOwn = Math.max(slowestOwn, (decidedAt[i] - calledAt[i]) / 1e6);
             slowestFromTick = Math.max(slowestFromTick, (decidedAt[i] - tickAt) / 1e6);
         }
-        return new Tick(gcs.faults().objectRequests(), runs.get(), errors.get(), slowestOwn, slowestFromTick);
+        return new Tick(gcs.faults().objectRequests(), gcs.faults().requestCounts(), runs.get(), errors.get(), slowestOwn,
+                slowestFromTick);
     }
 
     private void report(String system, int n, List<Tick> ticks) {
@@ -195,10 +198,11 @@ final class CronTickScenario {
         int errors = ticks.stream().mapToInt(Tick::errors).sum();
         requestsPerTick.computeIfAbsent(n, k -> new ConcurrentHashMap<>()).put(system, requests.mean());
         results.add(String.format("cron-tick system=%s instances=%d ticks=%d rtt_ms=%d requests_per_tick_mean=%.2f "
-                        + "requests_per_tick_max=%.0f requests_per_instance=%.2f all_decided_p50_ms=%.0f all_decided_p99_ms=%.0f "
+                        + "requests_per_tick_max=%.0f requests_per_instance=%.2f by_operation_per_tick=%s all_decided_p50_ms=%.0f all_decided_p99_ms=%.0f "
                         + "all_decided_p99_rtt=%.2f from_tick_p50_ms=%.0f from_tick_p99_ms=%.0f runs_min=%d runs_max=%d "
                         + "violations=%d errors=%d",
-                system, n, ticks.size(), RTT_MS, requests.mean(), requests.max(), requests.mean() / n, own.p50(), own.p99(),
+                system, n, ticks.size(), RTT_MS, requests.mean(), requests.max(), requests.mean() / n,
+                Bench.perOperation(Bench.sum(ticks.stream().map(Tick::byOperation).toList()), ticks.size()), own.p50(), own.p99(),
                 own.p99() / RTT_MS, fromTick.p50(), fromTick.p99(), minRuns, maxRuns, violations, errors));
     }
 }

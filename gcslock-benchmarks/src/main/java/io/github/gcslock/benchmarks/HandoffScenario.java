@@ -257,21 +257,9 @@ final class HandoffScenario {
                         + "by_operation=%s handoff_n=%d handoff_p50_ms=%.0f handoff_p95_ms=%.0f handoff_p99_ms=%.0f handoff_p50_over_floor=%.2f "
                         + "wait_max_s=%.1f fairness_max=%d fairness_min=%d never_acquired=%d rate_limited_429=%d elapsed_s=%.0f",
                 c.scenario(), c.system(), c.contenders(), c.holdMs(), o.acquisitions(), o.requestsPerAcquisition(),
-                perAcquisition(o),
+                Bench.perOperation(o.byOperation(), o.acquisitions()),
                 o.gaps().n(), o.gaps().p50(), o.gaps().p95(), o.gaps().p99(), o.gaps().p50() / FLOOR_MS,
                 o.waitMaxMs() / 1000, o.fairnessMax(), o.fairnessMin(), o.neverAcquired(), o.rateLimited(), o.elapsedMs() / 1000.0));
-    }
-
-    /** Requests per acquisition of each operation that was used, e.g. {@code GET:7.1,INSERT:3.0,DELETE:1.2}. */
-    private static String perAcquisition(Outcome o) {
-        StringBuilder sb = new StringBuilder();
-        o.byOperation().forEach((op, count) -> {
-            if (count > 0 && !op.name().startsWith("BUCKET_")) {
-                sb.append(sb.isEmpty() ? "" : ",").append(op.name())
-                        .append(String.format(":%.1f", (double) count / Math.max(1, o.acquisitions())));
-            }
-        });
-        return sb.isEmpty() ? "-" : sb.toString();
     }
 
     /** For long-waiters: how many times fewer requests per acquisition ours needs than naive. */
