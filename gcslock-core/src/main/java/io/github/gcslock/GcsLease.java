@@ -1,20 +1,26 @@
 package io.github.gcslock;
 
+import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * One acquisition held by a {@link GcsLockRegistry}. States: {@code ACTIVE} → {@code LOST} and/or
- * {@code RELEASED}. LOST is final for the lease; only a release ends it.
+ * One acquisition held by this process. States: {@code ACTIVE} → {@code LOST} and/or {@code RELEASED}.
+ * LOST is final for the lease; only a release ends it. The {@link LeaseKeeper} refreshes it and arms its
+ * deadline through the methods of the "engine side" below; no other class changes its state.
  *
  * <p>Health is judged twice: by the state the refresher sets, and lazily against the deadline on
  * the monotonic clock, so that a process that was paused (GC, SIGSTOP, a suspended VM) sees
@@ -26,7 +32,18 @@ final class GcsLease implements Lease {
 
     enum State { ACTIVE, LOST, RELEASED }
 
-    private final GcsLockRegistry registry;
+    /** What a lease needs from the engine that handed it out. */
+    interface Engine {
+        /** The registry's monotonic clock, in nanoseconds. */
+        long nanoTime();
+
+        Listeners listeners();
+
+        /** Gives back one hold of {@code lease}; giving back its last hold releases it. */
+        void releaseHold(GcsLease lease);
+    }
+
+    private final Engine engine;
     private final String name;
     private final BlobId blobId;
     private final long generation;
@@ -48,7 +65,7 @@ final class GcsLease implements Lease {
     /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
     final ReentrantLock io = new ReentrantLock();
 
-    private final java.util.concurrent.atomic.AtomicBoolean outerHoldReturned = new java.util.concurrent.atomic.AtomicBoolean();
+    private final AtomicBoolean outerHoldReturned = new AtomicBoolean();
     private volatile State state = State.ACTIVE;
     private volatile boolean releasing;
     private volatile String lostReason;
@@ -56,22 +73,23 @@ final class GcsLease implements Lease {
     /** Monotonic time at which the last confirmed write was *sent*: the object's updated is no earlier. */
     private volatile long lastConfirmedNanos;
     private volatile Instant lastRefreshAt;
-    int consecutiveFailures;
+    /** Failed refreshes since the last confirmed one. Touched only under {@link #io}. */
+    private int consecutiveFailures;
     /**
      * Refreshes sent since the last confirmed one whose outcome is unknown (a lost reply, a reply after
      * the operation timeout): refresh id → the metageneration it was guarded by and when it was sent.
      * Any of them may have committed, so a later 412 that shows one of these ids is our own write, not
      * someone else's. Touched only under {@link #io}.
      */
-    final java.util.Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new java.util.LinkedHashMap<>();
-    volatile ScheduledFuture<?> refreshTask;
+    private final Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new LinkedHashMap<>();
+    private volatile ScheduledFuture<?> refreshTask;
     /** Bumped by a renewal, which refreshes at once and starts a new schedule: an older scheduled refresh then ends its chain. */
-    final java.util.concurrent.atomic.AtomicInteger refreshChain = new java.util.concurrent.atomic.AtomicInteger();
-    volatile ScheduledFuture<?> deadlineTask;
+    private final AtomicInteger refreshChain = new AtomicInteger();
+    private volatile ScheduledFuture<?> deadlineTask;
 
-    GcsLease(GcsLockRegistry registry, String name, BlobId blobId, long generation, long metageneration,
+    GcsLease(Engine engine, String name, BlobId blobId, long generation, long metageneration,
              String leaseId, Instant acquiredAt, Instant gcsUpdated, long sentNanos, LeaseTiming timing) {
-        this.registry = registry;
+        this.engine = engine;
         this.name = name;
         this.blobId = blobId;
         this.generation = generation;
@@ -125,7 +143,7 @@ final class GcsLease implements Lease {
         if (state != State.ACTIVE || releasing) {
             return false;
         }
-        if (registry.nanoTime() - deadlineNanos() >= 0) {
+        if (engine.nanoTime() - deadlineNanos() >= 0) {
             markLost(deadlineReason());
             return false;
         }
@@ -153,7 +171,7 @@ final class GcsLease implements Lease {
             // Already lost: tell it now (on the listener threads, after the loss's own notification, which
             // may or may not have seen it in the list: hence "once").
             LockLostException ex = new LockLostException(name, generation, lostReason);
-            registry.listeners().dispatch(name, () -> once.tell(this, ex));
+            engine.listeners().dispatch(name, () -> once.tell(this, ex));
         }
         return this;
     }
@@ -161,7 +179,7 @@ final class GcsLease implements Lease {
     @Override
     public void release() {
         if (outerHoldReturned.compareAndSet(false, true)) {
-            registry.releaseHold(this);
+            engine.releaseHold(this);
         }
     }
 
@@ -179,7 +197,7 @@ final class GcsLease implements Lease {
 
     /** Gives back one reentrant hold (not the outermost one, which {@link #release()} gives back). */
     void releaseReentrantHold() {
-        registry.releaseHold(this);
+        engine.releaseHold(this);
     }
 
     BlobId blobId() {
@@ -270,6 +288,61 @@ final class GcsLease implements Lease {
         this.unconfirmedRefreshes.clear(); // the object moved past every earlier refresh of ours
     }
 
+    /**
+     * A refresh {@code refreshId}, guarded by {@code guardMetageneration}, goes out at {@code sentNanos}:
+     * remembered as unconfirmed until a refresh is confirmed. Under {@link #io}.
+     */
+    void refreshSent(String refreshId, long guardMetageneration, long sentNanos) {
+        unconfirmedRefreshes.put(refreshId, new UnconfirmedRefresh(guardMetageneration, sentNanos));
+    }
+
+    /**
+     * The unconfirmed refresh of ours that wrote {@code current}, or null if none of ours did: it carries
+     * that refresh's id, exactly one write past the metageneration the refresh was guarded by (someone
+     * else's PATCH would not be). Under {@link #io}.
+     */
+    UnconfirmedRefresh unconfirmedRefreshThatWrote(Blob current) {
+        UnconfirmedRefresh r = unconfirmedRefreshes.get(LockObject.meta(current, LockObject.REFRESH));
+        return r != null && current.getMetageneration() == r.guardMetageneration() + 1 ? r : null;
+    }
+
+    /** Counts a failed refresh; returns the failures since the last confirmed one. Under {@link #io}. */
+    int refreshFailed() {
+        return ++consecutiveFailures;
+    }
+
+    /** The schedule of refreshes this lease is on now. */
+    int refreshChain() {
+        return refreshChain.get();
+    }
+
+    /** Starts a new schedule (a renewal): a refresh of an older one, running now, does not reschedule itself. */
+    void newRefreshChain() {
+        refreshChain.incrementAndGet();
+    }
+
+    void refreshScheduled(ScheduledFuture<?> task) {
+        this.refreshTask = task;
+    }
+
+    void deadlineArmed(ScheduledFuture<?> task) {
+        this.deadlineTask = task;
+    }
+
+    void cancelRefresh() {
+        cancel(refreshTask);
+    }
+
+    void cancelDeadline() {
+        cancel(deadlineTask);
+    }
+
+    private static void cancel(ScheduledFuture<?> task) {
+        if (task != null) {
+            task.cancel(false);
+        }
+    }
+
     /** Declares the lease lost (once); tells listeners. Returns true if this call made it so. */
     boolean markLost(String reason) {
         synchronized (this) {
@@ -279,21 +352,15 @@ final class GcsLease implements Lease {
             state = State.LOST;
             lostReason = reason;
         }
-        ScheduledFuture<?> t = refreshTask;
-        if (t != null) {
-            t.cancel(false);
-        }
-        ScheduledFuture<?> d = deadlineTask;
-        if (d != null) {
-            d.cancel(false);
-        }
+        cancelRefresh();
+        cancelDeadline();
         LockLostException ex = new LockLostException(name, generation, reason);
         if (!releasing) {
             log.warn("{}", ex.getMessage());
         }
         // The transition is done; the callbacks run on the listener threads, so that the deadline timer
         // and the refresher never wait for a listener (an alert sent over HTTP) — rules 11 and 20.
-        registry.listeners().lost(this, ex, () -> {
+        engine.listeners().lost(this, ex, () -> {
             for (LostListener l : listeners) {
                 l.tell(this, ex);
             }
@@ -304,7 +371,7 @@ final class GcsLease implements Lease {
     /** A listener given to {@link #onLost}, told at most once. */
     private final class LostListener {
         private final LeaseLostListener listener;
-        private final java.util.concurrent.atomic.AtomicBoolean told = new java.util.concurrent.atomic.AtomicBoolean();
+        private final AtomicBoolean told = new AtomicBoolean();
 
         LostListener(LeaseLostListener listener) {
             this.listener = listener;

@@ -31,7 +31,8 @@ import java.util.function.LongSupplier;
  * robust Cloud Storage lock with the improvements numbered as rules in {@code docs/DESIGN.md}.
  *
  * <p>One attempt (create, or read and adopt / retake / take over) is an {@link AcquireAttempt}; a waiting
- * acquire repeats it, paced by {@link WaitPacing}. Held leases are refreshed by the {@link LeaseRefresher}; release deletes with the same preconditions.
+ * acquire repeats it, paced by {@link WaitPacing}. Held leases are kept (refreshed, their deadlines
+ * enforced) by the {@link LeaseKeeper}; release deletes with the same preconditions.
  * Every GCS request goes through the {@link LockStore}.
  *
  * <p>Uncontended acquire + release costs exactly two GCS requests; a refresh costs one.
@@ -63,7 +64,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
     private final UnchangedVersions unchangedVersions = new UnchangedVersions();
-    private final LeaseRefresher refresher;
+    private final LeaseKeeper keeper;
+    /** What the engine parts ask of the registry (they hold no reference to it). */
+    private final EngineCallbacks callbacks = new EngineCallbacks();
     private final AcquireAttempt attempts;
     /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
     private final Duration releaseBound;
@@ -118,39 +121,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.maxRefreshFailures = settings.maxRefreshFailures();
         this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
         this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
-        this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, pacing, new AcquireAttempt.Engine() {
-            @Override
-            public boolean isLive(String leaseId) {
-                return liveByLeaseId.containsKey(leaseId);
-            }
-
-            @Override
-            public LockInfo info(String name, Blob object) {
-                return GcsLockRegistry.this.info(name, object);
-            }
-
-            @Override
-            public void tookOver(String name, LockInfo stale) {
-                listeners.tookOver(name, stale);
-            }
-
-            @Override
-            public GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos,
-                    LeaseTiming timing) {
-                return GcsLockRegistry.this.newLease(name, object, leaseId, acquiredAt, sentNanos, timing);
-            }
-
-            @Override
-            public Instant estimatedGcsNow() {
-                return GcsLockRegistry.this.estimatedGcsNow();
-            }
-
-            @Override
-            public Instant estimatedGcsNowOrNull() {
-                return store.gcsTime().lowerBoundNow();
-            }
-        });
-        this.refresher = new LeaseRefresher(this, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
+        this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, pacing, callbacks);
+        this.keeper = new LeaseKeeper(callbacks, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -379,13 +351,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * registry's gets calls bounded by TTL/3 (the registry's own default rule) instead of the registry's
      * operation timeout — a 10 s timeout would outlast a 2 s lease's whole deadline.
      */
-    LockStore storeFor(LeaseTiming timing) {
+    private LockStore storeFor(LeaseTiming timing) {
         Duration third = Duration.ofMillis(Math.max(1, timing.ttl().toMillis() / 3));
         return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;
     }
 
     private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {
-        return new GcsLease(this, name, object.getBlobId(), object.getGeneration(),
+        return new GcsLease(callbacks, name, object.getBlobId(), object.getGeneration(),
                 object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, timing);
     }
 
@@ -400,7 +372,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             if (!closed) {
                 holds.own(slot, lease);
                 liveByLeaseId.put(lease.leaseId(), lease);
-                refresher.start(lease);
+                keeper.start(lease);
                 registered = true;
             }
         }
@@ -440,7 +412,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     // ------------------------------------------------------------------ release
 
     /** Gives back one hold; the lock object is deleted when the last hold of the name is given back. */
-    void releaseHold(GcsLease lease) {
+    private void releaseHold(GcsLease lease) {
         if (holds.giveBackHold(lease)) {
             releaseNow(lease);
         }
@@ -450,7 +422,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (!lease.beginRelease()) {
             return;
         }
-        refresher.stop(lease);
+        keeper.stop(lease);
         lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
         try {
             if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
@@ -545,7 +517,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return; // already released
         }
         try {
-            refresher.schedule(() -> releaseDeferred(slot, target), delay);
+            keeper.schedule(() -> releaseDeferred(slot, target), delay);
         } catch (RejectedExecutionException closedMeanwhile) {
             releaseDeferred(slot, target); // close() stopped the scheduler after our check: release now (or close() did)
         }
@@ -581,7 +553,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         lease.checkHealthy();
         checkOpen(target.name());
         LeaseTiming next = ttl == null ? target.target() : timingFor(target.name(), ttl);
-        if (!refresher.refreshNow(target, next)) {
+        if (!keeper.refreshNow(target, next)) {
             target.checkHealthy();
             throw new GcsLockException(target.name(), "lock '" + target.name() + "' could not be renewed now: GCS did "
                     + "not confirm the refresh; the lease is still held and keeps refreshing");
@@ -691,12 +663,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** Time between refreshes of a held lock (as set, or derived from the TTL: TTL/8 in whole seconds). */
     public Duration refreshInterval() {
-        return refresher.interval();
+        return keeper.interval();
     }
 
     /** Threads the refresh scheduler uses now. */
     public int refresherThreads() {
-        return refresher.threadCount();
+        return keeper.threadCount();
     }
 
     /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
@@ -720,7 +692,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         // A release already running on the refresher (a hold-at-least release that came due) is not in
         // this loop's hands: let it finish, bounded, so that close() never leaves an object of ours behind.
-        refresher.close(releaseBound);
+        keeper.close(releaseBound);
     }
 
     // ------------------------------------------------------------------ engine internals
@@ -735,12 +707,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     /** GCS time as well as we can tell: the proven lower bound once we have seen a reply, else our clock. */
-    Instant estimatedGcsNow() {
+    private Instant estimatedGcsNow() {
         Instant bound = store.gcsTime().lowerBoundNow();
         return bound != null ? bound : clock.instant();
     }
 
-    boolean isOurs(Blob b, String leaseId) {
+    private boolean isOurs(Blob b, String leaseId) {
         return me.owner().equals(LockObject.owner(b)) && leaseId.equals(LockObject.leaseId(b));
     }
 
@@ -758,7 +730,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    LockInfo info(String name, Blob b) {
+    private LockInfo info(String name, Blob b) {
         Duration objectTtl = LockObject.ttl(b, ttl);
         Instant updated = LockObject.updated(b);
         String leaseId = LockObject.leaseId(b);
@@ -780,9 +752,63 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 me.owner().equals(LockObject.owner(b)) && leaseId != null && liveByLeaseId.containsKey(leaseId));
     }
 
-    /** The registry's listeners: {@link GcsLease} and {@link LeaseRefresher} report their events here. */
-    Listeners listeners() {
-        return listeners;
+    /** The registry as its engine parts see it: {@link AcquireAttempt}, {@link GcsLease}, {@link LeaseKeeper}. */
+    private final class EngineCallbacks implements AcquireAttempt.Engine, GcsLease.Engine, LeaseKeeper.Engine {
+        @Override
+        public boolean isLive(String leaseId) {
+            return liveByLeaseId.containsKey(leaseId);
+        }
+
+        @Override
+        public LockInfo info(String name, Blob object) {
+            return GcsLockRegistry.this.info(name, object);
+        }
+
+        @Override
+        public void tookOver(String name, LockInfo stale) {
+            listeners.tookOver(name, stale);
+        }
+
+        @Override
+        public GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos,
+                LeaseTiming timing) {
+            return GcsLockRegistry.this.newLease(name, object, leaseId, acquiredAt, sentNanos, timing);
+        }
+
+        @Override
+        public Instant estimatedGcsNow() {
+            return GcsLockRegistry.this.estimatedGcsNow();
+        }
+
+        @Override
+        public Instant estimatedGcsNowOrNull() {
+            return store.gcsTime().lowerBoundNow();
+        }
+
+        @Override
+        public long nanoTime() {
+            return nanoTime.getAsLong();
+        }
+
+        @Override
+        public Listeners listeners() {
+            return listeners;
+        }
+
+        @Override
+        public void releaseHold(GcsLease lease) {
+            GcsLockRegistry.this.releaseHold(lease);
+        }
+
+        @Override
+        public boolean isOurs(Blob object, String leaseId) {
+            return GcsLockRegistry.this.isOurs(object, leaseId);
+        }
+
+        @Override
+        public LockStore storeFor(LeaseTiming timing) {
+            return GcsLockRegistry.this.storeFor(timing);
+        }
     }
 
     private void checkOpen() {

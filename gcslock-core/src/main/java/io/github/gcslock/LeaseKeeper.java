@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
-import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
@@ -19,14 +18,32 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Keeps held leases alive: every refresh interval it PATCHes each lock object's metadata (which bumps
  * {@code updated}, the timestamp others judge staleness by), on one small shared scheduler — never a
- * thread per lock. It also arms a deadline per lease that declares the lease lost when no refresh has
- * been confirmed for {@code ttl - safetyMargin}, before anyone else may take the lock over.
+ * thread per lock — and adopts a refresh of ours whose reply was lost (rule 7). It also arms a deadline per
+ * lease that declares the lease lost when no refresh has been confirmed for {@code ttl - safetyMargin},
+ * before anyone else may take the lock over (rule 11), and runs delayed releases on its scheduler.
  */
-final class LeaseRefresher implements AutoCloseable {
+final class LeaseKeeper implements AutoCloseable {
 
-    private static final Logger log = LoggerFactory.getLogger(LeaseRefresher.class);
+    private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
 
-    private final GcsLockRegistry registry;
+    /** What the keeper needs from the engine. */
+    interface Engine {
+        /** The registry's monotonic clock, in nanoseconds. */
+        long nanoTime();
+
+        /** GCS time as well as this process can tell. */
+        Instant estimatedGcsNow();
+
+        /** Whether {@code object} was written by this process for {@code leaseId}. */
+        boolean isOurs(Blob object, String leaseId);
+
+        /** The store whose calls fit the deadline of a lease of {@code timing} (rule 15). */
+        LockStore storeFor(LeaseTiming timing);
+
+        Listeners listeners();
+    }
+
+    private final Engine engine;
     private final Duration interval;
     private final int maxFailures;
     private final ScheduledThreadPoolExecutor scheduler;
@@ -42,8 +59,8 @@ final class LeaseRefresher implements AutoCloseable {
         return interval;
     }
 
-    LeaseRefresher(GcsLockRegistry registry, Duration interval, int maxFailures, int threads) {
-        this.registry = registry;
+    LeaseKeeper(Engine engine, Duration interval, int maxFailures, int threads) {
+        this.engine = engine;
         this.interval = interval;
         this.maxFailures = maxFailures;
         AtomicInteger n = new AtomicInteger();
@@ -74,11 +91,8 @@ final class LeaseRefresher implements AutoCloseable {
      */
     boolean refreshNow(GcsLease lease, LeaseTiming next) {
         lease.retarget(next);
-        lease.refreshChain.incrementAndGet(); // a refresh running right now does not reschedule itself
-        ScheduledFuture<?> pending = lease.refreshTask;
-        if (pending != null) {
-            pending.cancel(false);
-        }
+        lease.newRefreshChain(); // a refresh running right now does not reschedule itself
+        lease.cancelRefresh();
         boolean confirmed;
         try {
             confirmed = refresh(lease);
@@ -95,10 +109,7 @@ final class LeaseRefresher implements AutoCloseable {
     }
 
     private void rearmDeadline(GcsLease lease) {
-        ScheduledFuture<?> deadline = lease.deadlineTask;
-        if (deadline != null) {
-            deadline.cancel(false);
-        }
+        lease.cancelDeadline();
         armDeadline(lease);
     }
 
@@ -108,12 +119,8 @@ final class LeaseRefresher implements AutoCloseable {
     }
 
     void stop(GcsLease lease) {
-        if (lease.refreshTask != null) {
-            lease.refreshTask.cancel(false);
-        }
-        if (lease.deadlineTask != null) {
-            lease.deadlineTask.cancel(false);
-        }
+        lease.cancelRefresh();
+        lease.cancelDeadline();
     }
 
     int threadCount() {
@@ -124,25 +131,25 @@ final class LeaseRefresher implements AutoCloseable {
         if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || scheduler.isShutdown()) {
             return;
         }
-        int chain = lease.refreshChain.get();
-        lease.refreshTask = scheduler.schedule(() -> refreshAndReschedule(lease, chain), delay.toNanos(), TimeUnit.NANOSECONDS);
+        int chain = lease.refreshChain();
+        lease.refreshScheduled(scheduler.schedule(() -> refreshAndReschedule(lease, chain), delay.toNanos(), TimeUnit.NANOSECONDS));
     }
 
     private void armDeadline(GcsLease lease) {
         if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || deadlines.isShutdown()) {
             return;
         }
-        long delay = lease.deadlineNanos() - registry.nanoTime();
-        lease.deadlineTask = deadlines.schedule(() -> {
+        long delay = lease.deadlineNanos() - engine.nanoTime();
+        lease.deadlineArmed(deadlines.schedule(() -> {
             if (lease.isReleasing() || lease.state() != GcsLease.State.ACTIVE) {
                 return;
             }
-            if (registry.nanoTime() - lease.deadlineNanos() >= 0) {
+            if (engine.nanoTime() - lease.deadlineNanos() >= 0) {
                 lease.markLost(lease.deadlineReason());
             } else {
                 armDeadline(lease); // a refresh moved the deadline on
             }
-        }, Math.max(0, delay), TimeUnit.NANOSECONDS);
+        }, Math.max(0, delay), TimeUnit.NANOSECONDS));
     }
 
     private void refreshAndReschedule(GcsLease lease, int chain) {
@@ -151,7 +158,7 @@ final class LeaseRefresher implements AutoCloseable {
         } catch (RuntimeException e) {
             log.error("unexpected error refreshing lock '{}'", lease.name(), e);
         } finally {
-            if (lease.refreshChain.get() == chain) { // a renewal started a new chain meanwhile: this one ends
+            if (lease.refreshChain() == chain) { // a renewal started a new chain meanwhile: this one ends
                 scheduleRefresh(lease, lease.target().refreshInterval());
             }
         }
@@ -165,11 +172,11 @@ final class LeaseRefresher implements AutoCloseable {
                 return false;
             }
             long knownMetageneration = lease.metageneration();
-            long sent = registry.nanoTime();
+            long sent = engine.nanoTime();
             // Every refresh writes the lease's TTL: others judge staleness by the TTL in the object, and a
             // renewal (a new TTL) reaches the object with the next confirmed refresh.
             LeaseTiming sending = lease.target();
-            Instant expires = registry.estimatedGcsNow().plus(sending.ttl());
+            Instant expires = engine.estimatedGcsNow().plus(sending.ttl());
             // DESIGN.md rule 7: ifGenerationMatch as well as ifMetagenerationMatch (see LockStore#patch).
             // A fresh refresh id lets a lost-reply adoption tell our own PATCH from anyone else's.
             String refreshId = ProcessIdentity.randomHex(6);
@@ -185,10 +192,10 @@ final class LeaseRefresher implements AutoCloseable {
             }
             // Remembered until a refresh is confirmed: if this one times out but commits, the next refresh
             // meets 412 and must recognise the change as ours (a slow reply that still committed).
-            lease.unconfirmedRefreshes.put(refreshId, new GcsLease.UnconfirmedRefresh(knownMetageneration, sent));
+            lease.refreshSent(refreshId, knownMetageneration, sent);
             Blob after;
             try {
-                after = registry.storeFor(shorterOf(sending, lease.timing())).patch(change, lease.fencingToken(), knownMetageneration);
+                after = engine.storeFor(shorterOf(sending, lease.timing())).patch(change, lease.fencingToken(), knownMetageneration);
             } catch (StorageException e) {
                 return onRefreshError(lease, e, refreshId, sending);
             } catch (RuntimeException e) {
@@ -198,14 +205,14 @@ final class LeaseRefresher implements AutoCloseable {
             if (lease.state() != GcsLease.State.ACTIVE) {
                 return false; // declared lost while this PATCH hung (the deadline passed): LOST is final
             }
-            if (!registry.isOurs(after, lease.leaseId())) {
+            if (!engine.isOurs(after, lease.leaseId())) {
                 // Cannot happen with both preconditions, but the reply is the authority.
                 lease.markLost("lock object now belongs to " + LockObject.owner(after));
                 return false;
             }
             lease.confirmed(after.getMetageneration(), sent, LockObject.updated(after));
             lease.timingConfirmed(sending);
-            registry.listeners().refreshed(lease);
+            engine.listeners().refreshed(lease);
             return true;
         } finally {
             lease.io.unlock();
@@ -225,7 +232,7 @@ final class LeaseRefresher implements AutoCloseable {
             // the metageneration that refresh was guarded by (someone else's PATCH would not be).
             Blob current;
             try {
-                current = registry.storeFor(lease.timing()).read(lease.blobId());
+                current = engine.storeFor(lease.timing()).read(lease.blobId());
             } catch (StorageException again) {
                 countFailure(lease, again);
                 return false;
@@ -233,16 +240,16 @@ final class LeaseRefresher implements AutoCloseable {
             if (current == null) {
                 lease.markLost("lock object was deleted");
             } else if (current.getGeneration() == lease.fencingToken()
-                    && registry.isOurs(current, lease.leaseId())
-                    && ourUnconfirmedRefresh(lease, current) != null) {
-                GcsLease.UnconfirmedRefresh ours = ourUnconfirmedRefresh(lease, current);
+                    && engine.isOurs(current, lease.leaseId())
+                    && lease.unconfirmedRefreshThatWrote(current) != null) {
+                GcsLease.UnconfirmedRefresh ours = lease.unconfirmedRefreshThatWrote(current);
                 log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
                 // Dated from that refresh's send: the object's updated is no earlier.
                 lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
                 if (refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {
                     lease.timingConfirmed(sending); // this very refresh committed: its TTL is the object's
                 }
-                registry.listeners().refreshed(lease);
+                engine.listeners().refreshed(lease);
                 return true;
             } else {
                 lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)
@@ -254,19 +261,13 @@ final class LeaseRefresher implements AutoCloseable {
         return false;
     }
 
-    /** The unconfirmed refresh of ours that wrote {@code current}, or null if none of ours did. */
-    private static GcsLease.UnconfirmedRefresh ourUnconfirmedRefresh(GcsLease lease, Blob current) {
-        GcsLease.UnconfirmedRefresh r = lease.unconfirmedRefreshes.get(LockObject.meta(current, LockObject.REFRESH));
-        return r != null && current.getMetageneration() == r.guardMetageneration() + 1 ? r : null;
-    }
-
     private void countFailure(GcsLease lease, Exception e) {
-        lease.consecutiveFailures++;
-        registry.listeners().refreshFailed(lease, e);
-        if (lease.consecutiveFailures >= maxFailures) {
-            lease.markLost(lease.consecutiveFailures + " consecutive refreshes failed; last error: " + e.getMessage());
+        int failures = lease.refreshFailed();
+        engine.listeners().refreshFailed(lease, e);
+        if (failures >= maxFailures) {
+            lease.markLost(failures + " consecutive refreshes failed; last error: " + e.getMessage());
         } else {
-            log.warn("refresh of lock '{}' failed ({} of {} allowed): {}", lease.name(), lease.consecutiveFailures,
+            log.warn("refresh of lock '{}' failed ({} of {} allowed): {}", lease.name(), failures,
                     maxFailures, Objects.toString(e.getMessage(), e.toString()));
         }
     }
