@@ -1,7 +1,6 @@
 package io.github.gcslock;
 
 import com.google.cloud.storage.Blob;
-import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import io.github.gcslock.LocalHolds.LocalSlot;
@@ -13,15 +12,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
@@ -43,8 +39,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GcsLockRegistry.class);
 
-
-
     /** Every GCS request; its {@link LockStore#singleTry()} view serves the attempts of a waiting acquire. */
     private final LockStore store;
     /** The registry's bound on one GCS call (rule 15); a lease with a shorter TTL gets a tighter one ({@link #storeFor}). */
@@ -52,44 +46,29 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
-    private final Duration safetyMargin;
-    private final Duration refreshInterval;
     private final int maxRefreshFailures;
     /** The timing of acquisitions without a TTL of their own: the registry's settings. */
     private final LeaseTiming defaultTiming;
-    /** GCS allows about one write per second to one object name; after a 429, waiting this long helps. */
-    private final Duration writeRateWindow;
     private final WaitPacing pacing;
     private final Clock clock;
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
-    private final UnchangedVersions unchangedVersions = new UnchangedVersions();
-    private final LeaseKeeper keeper;
-    /** What the engine parts ask of the registry (they hold no reference to it). */
-    private final EngineCallbacks callbacks = new EngineCallbacks();
-    private final AcquireAttempt attempts;
     /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
     private final Duration releaseBound;
     /** Every listener, told safely; on the right thread (rule 20). */
     private final Listeners listeners;
-    /** Per name: the local permit, its owner thread and hold count (rules 13, 17). */
+    /** Per name: the local permit, its owner thread and hold count (rules 13, 17); the leases held. */
     private final LocalHolds holds = new LocalHolds();
-    private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
-    /**
-     * Per lock name, the highest generation this process has seen (with its lease id), to detect a
-     * fencing token that does not increase (rule 18): GCS documents generations as unique, not as
-     * increasing. Bounded: the least recently used names are forgotten (names may be per tenant).
-     */
-    private final Map<String, SeenGeneration> highestGenerationSeen = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, SeenGeneration> eldest) {
-            return size() > MAX_REMEMBERED_GENERATIONS;
-        }
-    };
-    private static final int MAX_REMEMBERED_GENERATIONS = 10_000;
-
-    private record SeenGeneration(long generation, String leaseId) {
-    }
+    /** Per name, the highest generation seen: a fencing token that did not increase is reported (rule 18). */
+    private final FencingRecord fencing = new FencingRecord();
+    /** What the engine parts ask of the registry (they hold no reference to it). */
+    private final EngineCallbacks callbacks = new EngineCallbacks();
+    private final AcquireAttempt attempts;
+    private final LeaseKeeper keeper;
+    /** Lock objects read for people (inspect, list), and the {@link LockInfo} of an object the protocol read. */
+    private final LockInspector inspector;
+    /** Gives back holds and ends leases (rule 12: guarded delete). */
+    private final LeaseRelease release;
     /** Acquisition TTLs already warned about as refreshing faster than GCS's write limit (one line each). */
     private final Set<Duration> shortTtlsWarned = ConcurrentHashMap.newKeySet();
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
@@ -110,19 +89,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.bucket = settings.bucket();
         this.prefix = settings.prefix();
         this.ttl = settings.ttl();
-        this.safetyMargin = settings.safetyMargin();
-        this.refreshInterval = settings.refreshInterval();
-        this.writeRateWindow = settings.writeRateWindow();
+        this.maxRefreshFailures = settings.maxRefreshFailures();
+        this.defaultTiming = new LeaseTiming(ttl, settings.refreshInterval(), settings.safetyMargin());
         this.pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
         this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
-        this.listeners = new Listeners(b.listeners, nanoTime);
-        this.maxRefreshFailures = settings.maxRefreshFailures();
-        this.defaultTiming = new LeaseTiming(ttl, refreshInterval, safetyMargin);
         this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
+        this.listeners = new Listeners(b.listeners, nanoTime);
         this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, pacing, callbacks);
-        this.keeper = new LeaseKeeper(callbacks, refreshInterval, settings.maxRefreshFailures(), settings.refresherThreads());
+        this.keeper = new LeaseKeeper(callbacks, settings.refreshInterval(), maxRefreshFailures, settings.refresherThreads());
+        this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
+        this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl);
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -371,7 +349,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         synchronized (lifecycle) {
             if (!closed) {
                 holds.own(slot, lease);
-                liveByLeaseId.put(lease.leaseId(), lease);
                 keeper.start(lease);
                 registered = true;
             }
@@ -380,22 +357,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             // The create raced close(): close() has already released its snapshot of the held leases and
             // stopped the refresher, so nobody would refresh or release this one. Delete it now.
             log.info("lock '{}': the registry was closed while the lock was being acquired; deleting it again", lease.name());
-            lease.beginRelease();
-            deleteOnRelease(lease);
-            lease.released();
+            release.deleteUnhandedOut(lease);
             slot.permit.release();
             throw closedException(lease.name());
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
-        SeenGeneration before = recordGeneration(lease.name(), lease.fencingToken(), lease.leaseId());
+        Long before = fencing.regressedFrom(lease);
         try {
-            if (before != null && (lease.fencingToken() < before.generation()
-                    || (lease.fencingToken() == before.generation() && !lease.leaseId().equals(before.leaseId())))) {
-                // Equal is fine only for the very object we read before adopting it (same lease id).
+            if (before != null) {
                 log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
                         + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
-                        + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before.generation());
-                listeners.fencingTokenRegression(lease, before.generation());
+                        + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before);
+                listeners.fencingTokenRegression(lease, before);
             }
             listeners.acquired(lease); // first among the lease's events (rule 20)
         } catch (Error e) {
@@ -403,93 +376,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
             // release it here instead of leaving it held and refreshed for the life of the process.
             log.warn("lock '{}': a listener failed while the lock was handed out ({}); releasing it", lease.name(), e.toString());
-            releaseNow(lease);
+            release.releaseNow(lease);
             throw e;
         }
         return lease;
     }
 
     // ------------------------------------------------------------------ release
-
-    /** Gives back one hold; the lock object is deleted when the last hold of the name is given back. */
-    private void releaseHold(GcsLease lease) {
-        if (holds.giveBackHold(lease)) {
-            releaseNow(lease);
-        }
-    }
-
-    private void releaseNow(GcsLease lease) {
-        if (!lease.beginRelease()) {
-            return;
-        }
-        keeper.stop(lease);
-        lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
-        try {
-            if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
-                deleteOnRelease(lease);
-            }
-        } finally {
-            lease.released();
-            lease.io.unlock();
-            liveByLeaseId.remove(lease.leaseId());
-            holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
-            listeners.released(lease); // here if this is an application thread, after the lock's earlier events
-        }
-    }
-
-    private void deleteOnRelease(GcsLease lease) {
-        try {
-            // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
-            // deletes a newer holder's object.
-            boolean deleted;
-            try {
-                deleted = store.singleTry().delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
-            } catch (StorageException first) {
-                if (!LockStore.isTransient(first)) {
-                    throw first;
-                }
-                if (first.getCode() == 429) {
-                    // GCS's write limit on one object (about one per second): our last write was under a
-                    // second ago. Wait that second out once instead of letting the client retry every 50 ms.
-                    sleepQuietly(writeRateWindow);
-                }
-                deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
-            }
-            log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
-        } catch (StorageException e) {
-            if (e.getCode() == 412) {
-                try {
-                    deleteIfStillOurs(lease);
-                } catch (RuntimeException again) {
-                    log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
-                            + "passes, or until this process asks for the lock again", lease.name(), again.getMessage(), ttl);
-                }
-            } else {
-                log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
-                        + "passes, or until this process asks for the lock again", lease.name(), e.getMessage(), ttl);
-            }
-        } catch (RuntimeException e) {
-            log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
-                    lease.name(), ttl, e);
-        }
-    }
-
-    /**
-     * After a release's DELETE met 412: either someone else holds the name now, or a write of ours
-     * committed unseen (a refresh whose reply was lost or came after the timeout) and moved the
-     * metageneration. Read once; if the object is still this lease's (same generation, our owner and
-     * lease id), delete it guarded by what we read, so a lease never ends leaving its object behind.
-     */
-    private void deleteIfStillOurs(GcsLease lease) {
-        Blob current = store.read(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()));
-        if (current == null || current.getGeneration() != lease.fencingToken() || !isOurs(current, lease.leaseId())) {
-            log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
-            return;
-        }
-        // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
-        store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration());
-        log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
-    }
 
     /**
      * Gives back the outermost hold of {@code lease} after {@code delay}, on the refresh scheduler;
@@ -512,22 +405,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             target.release();
             return;
         }
-        LocalSlot slot = holds.deferRelease(target); // rule 13: the name stays taken, no thread owns it
-        if (slot == null) {
-            return; // already released
-        }
-        try {
-            keeper.schedule(() -> releaseDeferred(slot, target), delay);
-        } catch (RejectedExecutionException closedMeanwhile) {
-            releaseDeferred(slot, target); // close() stopped the scheduler after our check: release now (or close() did)
-        }
-    }
-
-    /** The end of a hold-at-least delay: releases the lease unless a nested hold of its thread is still open. */
-    private void releaseDeferred(LocalSlot slot, GcsLease lease) {
-        if (holds.deferredReleaseDue(slot, lease)) {
-            releaseNow(lease);
-        }
+        release.releaseAfter(target, delay);
     }
 
     /**
@@ -579,29 +457,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     @Override
     public Optional<LockInfo> inspect(String name) {
-        LockObject.validateName(prefix, name);
-        try {
-            Blob b = store.read(store.id(name));
-            if (b == null) {
-                return Optional.empty();
-            }
-            return Optional.of(info(name, b));
-        } catch (StorageException e) {
-            throw store.unavailable(name, e);
-        }
+        return inspector.inspect(name);
     }
 
     @Override
     public List<LockInfo> list() {
-        List<LockInfo> out = new ArrayList<>();
-        try {
-            for (Blob b : store.list()) {
-                out.add(info(b.getName().substring(prefix.length()), b));
-            }
-        } catch (StorageException e) {
-            throw store.unavailable(null, e);
-        }
-        return out;
+        return inspector.list();
     }
 
     @Override
@@ -609,7 +470,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         // A lease leaves as soon as its release begins: it is no longer healthy then, and health checks
         // must not count a normal release (whose DELETE may take a second after a 429) as a lost lock.
         List<Lease> held = new ArrayList<>();
-        for (GcsLease lease : liveByLeaseId.values()) {
+        for (GcsLease lease : holds.live()) {
             if (!lease.isReleasing()) {
                 held.add(lease);
             }
@@ -624,19 +485,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public boolean forceRelease(String name, long fencingToken, long metageneration) {
-        LockObject.validateName(prefix, name);
-        try {
-            boolean deleted = store.delete(store.id(name), fencingToken, metageneration);
-            if (deleted) {
-                log.warn("lock '{}' (fencing token {}) was force-released", name, fencingToken);
-            }
-            return deleted;
-        } catch (StorageException e) {
-            if (e.getCode() == 412) {
-                return false;
-            }
-            throw store.unavailable(name, e);
-        }
+        return inspector.forceRelease(name, fencingToken, metageneration);
     }
 
     /** Adds a listener for acquisitions, releases, losses, refreshes and takeovers. */
@@ -680,7 +529,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 return;
             }
             closed = true;
-            held = new ArrayList<>(liveByLeaseId.values());
+            held = holds.live();
         }
         closing.countDown(); // wakes every waiter; each fails with "closed"
 
@@ -688,7 +537,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             log.info("releasing {} held lock(s) on shutdown", held.size());
         }
         for (GcsLease lease : held) {
-            releaseNow(lease);
+            release.releaseNow(lease);
         }
         // A release already running on the refresher (a hold-at-least release that came due) is not in
         // this loop's hands: let it finish, bounded, so that close() never leaves an object of ours behind.
@@ -712,56 +561,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return bound != null ? bound : clock.instant();
     }
 
-    private boolean isOurs(Blob b, String leaseId) {
-        return me.owner().equals(LockObject.owner(b)) && leaseId.equals(LockObject.leaseId(b));
-    }
-
-    /**
-     * Remembers that {@code name} was seen with {@code generation} (kept if higher than what was seen
-     * before); returns what was remembered before this call.
-     */
-    private SeenGeneration recordGeneration(String name, long generation, String leaseId) {
-        synchronized (highestGenerationSeen) {
-            SeenGeneration before = highestGenerationSeen.get(name);
-            if (before == null || generation > before.generation()) {
-                highestGenerationSeen.put(name, new SeenGeneration(generation, leaseId));
-            }
-            return before;
-        }
-    }
-
-    private LockInfo info(String name, Blob b) {
-        Duration objectTtl = LockObject.ttl(b, ttl);
-        Instant updated = LockObject.updated(b);
-        String leaseId = LockObject.leaseId(b);
-        if (b.getGeneration() != null) {
-            recordGeneration(name, b.getGeneration(), leaseId);
-        }
-        long generation = b.getGeneration() == null ? 0 : b.getGeneration();
-        long metageneration = b.getMetageneration() == null ? 0 : b.getMetageneration();
-        // Stale when GCS time provably passed updated + ttl, or when this process has itself seen this
-        // version unchanged for longer than its TTL (rule 6: observed time; needed because the GCS-time
-        // anchors expire after two TTLs, and a process that looks less often would never prove it).
-        boolean stale = store.gcsTime().isProvablyExpired(updated, objectTtl)
-                || unchangedVersions.unchangedForNanos(b.getName(), generation, metageneration, nanoTime.getAsLong())
-                        > objectTtl.toNanos();
-        return new LockInfo(name, b.getName(), LockObject.owner(b), leaseId, LockObject.meta(b, LockObject.HOST),
-                LockObject.meta(b, LockObject.PID), LockObject.meta(b, LockObject.APP), LockObject.meta(b, LockObject.THREAD),
-                LockObject.instant(b, LockObject.ACQUIRED_AT), updated, LockObject.instant(b, LockObject.EXPIRES), objectTtl,
-                generation, metageneration, stale,
-                me.owner().equals(LockObject.owner(b)) && leaseId != null && liveByLeaseId.containsKey(leaseId));
-    }
-
     /** The registry as its engine parts see it: {@link AcquireAttempt}, {@link GcsLease}, {@link LeaseKeeper}. */
     private final class EngineCallbacks implements AcquireAttempt.Engine, GcsLease.Engine, LeaseKeeper.Engine {
         @Override
         public boolean isLive(String leaseId) {
-            return liveByLeaseId.containsKey(leaseId);
+            return holds.isLive(leaseId);
         }
 
         @Override
         public LockInfo info(String name, Blob object) {
-            return GcsLockRegistry.this.info(name, object);
+            return inspector.info(name, object);
         }
 
         @Override
@@ -797,12 +606,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
         @Override
         public void releaseHold(GcsLease lease) {
-            GcsLockRegistry.this.releaseHold(lease);
+            release.releaseHold(lease);
         }
 
         @Override
         public boolean isOurs(Blob object, String leaseId) {
-            return GcsLockRegistry.this.isOurs(object, leaseId);
+            return me.isOurs(object, leaseId);
         }
 
         @Override
@@ -825,14 +634,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private static IllegalStateException closedException(String name) {
         return new IllegalStateException("lock '" + name + "' was not acquired: this GcsLockRegistry was closed");
-    }
-
-    private static void sleepQuietly(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // keep the flag; the release goes on
-        }
     }
 
     private static long saturatedNanos(Duration d) {

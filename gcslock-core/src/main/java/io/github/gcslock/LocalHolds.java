@@ -1,5 +1,7 @@
 package io.github.gcslock;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
@@ -7,9 +9,9 @@ import java.util.concurrent.Semaphore;
 /**
  * What this process knows locally about each lock name: a permit its threads queue on, the thread that
  * owns the name and its reentrant hold count, and whether the outermost hold was given back for a delayed
- * release. No GCS request is made here; the registry asks this class whether a hold that was given back
- * ends the lease, and tells it when a lease was handed out or released. Names are kept only while used
- * (rule 17): per-tenant names must not accumulate.
+ * release; and the leases it holds, by lease id. No GCS request is made here; the engine asks this class
+ * whether a hold that was given back ends the lease, and tells it when a lease was handed out or
+ * released. Names are kept only while used (rule 17): per-tenant names must not accumulate.
  */
 final class LocalHolds {
 
@@ -42,6 +44,8 @@ final class LocalHolds {
     }
 
     private final Map<String, LocalSlot> slots = new ConcurrentHashMap<>();
+    /** Leases handed out and not yet released: refreshed, released by close(), "ours and live" to the protocol. */
+    private final Map<String, GcsLease> liveByLeaseId = new ConcurrentHashMap<>();
 
     /**
      * The slot of {@code name}, looked up (or made) and pinned in one atomic step of the map; a pinned slot
@@ -99,6 +103,17 @@ final class LocalHolds {
             slot.holds = 1;
             slot.releaseDeferred = false;
         }
+        liveByLeaseId.put(lease.leaseId(), lease);
+    }
+
+    /** Whether a lease of this process with {@code leaseId} is held (handed out, not yet released). */
+    boolean isLive(String leaseId) {
+        return liveByLeaseId.containsKey(leaseId);
+    }
+
+    /** The leases held now (releasing ones included). */
+    List<GcsLease> live() {
+        return new ArrayList<>(liveByLeaseId.values());
     }
 
     /**
@@ -163,6 +178,7 @@ final class LocalHolds {
 
     /** {@code lease} was released: frees its name's permit and forgets the name if nobody else uses it. */
     void released(GcsLease lease) {
+        liveByLeaseId.remove(lease.leaseId());
         LocalSlot slot = slots.get(lease.name());
         if (slot != null && slot.lease == lease) {
             slot.lease = null;

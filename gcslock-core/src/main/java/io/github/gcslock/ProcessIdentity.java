@@ -1,5 +1,7 @@
 package io.github.gcslock;
 
+import com.google.cloud.storage.Blob;
+
 import java.net.InetAddress;
 import java.security.SecureRandom;
 import java.util.HexFormat;
@@ -19,6 +21,11 @@ record ProcessIdentity(String owner, String label, String host, String pid, Stri
         String pid = Long.toString(ProcessHandle.current().pid());
         String l = label != null ? label : (application != null ? application + "@" : "") + host + ":" + pid;
         return new ProcessIdentity(l + "#" + randomHex(6), l, host, pid, application);
+    }
+
+    /** Whether {@code object} was written by this registry for the lease {@code leaseId}. */
+    boolean isOurs(Blob object, String leaseId) {
+        return owner.equals(LockObject.owner(object)) && leaseId.equals(LockObject.leaseId(object));
     }
 
     static String randomHex(int bytes) {

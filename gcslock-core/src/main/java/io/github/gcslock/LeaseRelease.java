@@ -1,0 +1,161 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.StorageException;
+import io.github.gcslock.LocalHolds.LocalSlot;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
+
+/**
+ * Ends leases: gives back holds (the last one releases), releases after a hold-at-least delay (rule 13),
+ * and releases — stops keeping the lease, waits for an in-flight refresh, deletes the lock object guarded
+ * by generation and metageneration (rule 12; after a 412, deletes it only if it is still ours), frees the
+ * name locally and tells the listeners.
+ */
+final class LeaseRelease {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseRelease.class);
+
+    private final LockStore store;
+    private final LeaseKeeper keeper;
+    private final LocalHolds holds;
+    private final Listeners listeners;
+    private final ProcessIdentity me;
+    /** GCS allows about one write per second to one object name; after a 429, waiting this long helps. */
+    private final Duration writeRateWindow;
+    /** The registry's TTL, named when an object is left behind. */
+    private final Duration ttl;
+
+    LeaseRelease(LockStore store, LeaseKeeper keeper, LocalHolds holds, Listeners listeners, ProcessIdentity me,
+                 Duration writeRateWindow, Duration ttl) {
+        this.store = store;
+        this.keeper = keeper;
+        this.holds = holds;
+        this.listeners = listeners;
+        this.me = me;
+        this.writeRateWindow = writeRateWindow;
+        this.ttl = ttl;
+    }
+
+    /** Gives back one hold; the lock object is deleted when the last hold of the name is given back. */
+    void releaseHold(GcsLease lease) {
+        if (holds.giveBackHold(lease)) {
+            releaseNow(lease);
+        }
+    }
+
+    /**
+     * Gives back the outermost hold of {@code lease} now and releases it after {@code delay} (positive), on
+     * the keeper's scheduler; the lease keeps being refreshed until then.
+     */
+    void releaseAfter(GcsLease lease, Duration delay) {
+        LocalSlot slot = holds.deferRelease(lease); // rule 13: the name stays taken, no thread owns it
+        if (slot == null) {
+            return; // already released
+        }
+        try {
+            keeper.schedule(() -> releaseDeferred(slot, lease), delay);
+        } catch (RejectedExecutionException closedMeanwhile) {
+            releaseDeferred(slot, lease); // close() stopped the scheduler after our check: release now (or close() did)
+        }
+    }
+
+    /** The end of a hold-at-least delay: releases the lease unless a nested hold of its thread is still open. */
+    private void releaseDeferred(LocalSlot slot, GcsLease lease) {
+        if (holds.deferredReleaseDue(slot, lease)) {
+            releaseNow(lease);
+        }
+    }
+
+    /** Releases {@code lease} now, whatever its holds (close(), a failed hand-out); once. */
+    void releaseNow(GcsLease lease) {
+        if (!lease.beginRelease()) {
+            return;
+        }
+        keeper.stop(lease);
+        lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
+        try {
+            if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
+                deleteOnRelease(lease);
+            }
+        } finally {
+            lease.released();
+            lease.io.unlock();
+            holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
+            listeners.released(lease); // here if this is an application thread, after the lock's earlier events
+        }
+    }
+
+    /** Deletes the object of a lease that was never handed out (its create raced close()). */
+    void deleteUnhandedOut(GcsLease lease) {
+        lease.beginRelease();
+        deleteOnRelease(lease);
+        lease.released();
+    }
+
+    private void deleteOnRelease(GcsLease lease) {
+        try {
+            // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
+            // deletes a newer holder's object.
+            boolean deleted;
+            try {
+                deleted = store.singleTry().delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
+            } catch (StorageException first) {
+                if (!LockStore.isTransient(first)) {
+                    throw first;
+                }
+                if (first.getCode() == 429) {
+                    // GCS's write limit on one object (about one per second): our last write was under a
+                    // second ago. Wait that second out once instead of letting the client retry every 50 ms.
+                    sleepQuietly(writeRateWindow);
+                }
+                deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
+            }
+            log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
+        } catch (StorageException e) {
+            if (e.getCode() == 412) {
+                try {
+                    deleteIfStillOurs(lease);
+                } catch (RuntimeException again) {
+                    log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
+                            + "passes, or until this process asks for the lock again", lease.name(), again.getMessage(), ttl);
+                }
+            } else {
+                log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
+                        + "passes, or until this process asks for the lock again", lease.name(), e.getMessage(), ttl);
+            }
+        } catch (RuntimeException e) {
+            log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
+                    lease.name(), ttl, e);
+        }
+    }
+
+    /**
+     * After a release's DELETE met 412: either someone else holds the name now, or a write of ours
+     * committed unseen (a refresh whose reply was lost or came after the timeout) and moved the
+     * metageneration. Read once; if the object is still this lease's (same generation, our owner and
+     * lease id), delete it guarded by what we read, so a lease never ends leaving its object behind.
+     */
+    private void deleteIfStillOurs(GcsLease lease) {
+        Blob current = store.read(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()));
+        if (current == null || current.getGeneration() != lease.fencingToken() || !me.isOurs(current, lease.leaseId())) {
+            log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
+            return;
+        }
+        // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
+        store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration());
+        log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
+    }
+
+    private static void sleepQuietly(Duration d) {
+        try {
+            Thread.sleep(d.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt(); // keep the flag; the release goes on
+        }
+    }
+}
