@@ -13,8 +13,8 @@ muts = [
  ("stale takeover at all", E+'AcquireAttempt.java', "if (seen.stale()) {", "if (false) {", "AlgorithmRulesTest#takesOverALockWhoseHolderStoppedRefreshing"),
  ("release generation precondition", E+'LockStore.java', "return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation),\n                Storage.BlobSourceOption.metagenerationMatch(metageneration));", "return storage.delete(BlobId.of(id.getBucket(), id.getName()), Storage.BlobSourceOption.metagenerationMatch(metageneration));", "AlgorithmRulesTest#aLateReleaseNeverDeletesTheNextHoldersLock"),
  ("release waits for in-flight refresh", E+'LeaseRelease.java', "lease.io.lock(); // waits", "// lease.io.lock(); // waits", "AlgorithmRulesTest#releaseDuringARefreshStillDeletesTheObject"),
- ("refresh adopt lost reply", E+'LeaseKeeper.java', "&& lease.unconfirmedRefreshThatWrote(current) != null) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
- ("refresh id check", E+'GcsLease.java', "unconfirmedRefreshes.get(LockObject.meta(current, LockObject.REFRESH));", "unconfirmedRefreshes.values().stream().findFirst().orElse(null);", "AlgorithmRulesTest#refreshOfALockChangedBySomeoneElseDeclaresItLost"),
+ ("refresh adopt lost reply", E+'LeaseKeeper.java', "&& lease.unconfirmedRefreshes().thatWrote(current) != null) {", "&& false) {", "AlgorithmRulesTest#adoptsItsOwnRefreshWhoseReplyWasLost"),
+ ("refresh id check", E+'UnconfirmedRefreshes.java', "byId.get(LockObject.meta(current, LockObject.REFRESH));", "byId.values().stream().findFirst().orElse(null);", "AlgorithmRulesTest#refreshOfALockChangedBySomeoneElseDeclaresItLost"),
  ("refresh 404 lost", E+'LeaseKeeper.java', "if (e.getCode() == 404) {", "if (false) {", "AlgorithmRulesTest#refreshOfADeletedLockDeclaresItLost"),
  ("failure count limit", E+'LeaseKeeper.java', "if (failures >= maxFailures) {", "if (false) {", "AlgorithmRulesTest#consecutiveRefreshFailuresUpToTheLimitLoseTheLease"),
  ("deadline rule lazy", E+'GcsLease.java', "if (engine.nanoTime() - deadlineNanos() >= 0) {", "if (false) {", "AlgorithmRulesTest#aPausedHolderSeesItsLeaseUnhealthyOnItsFirstCheck"),
@@ -38,7 +38,7 @@ muts = [
  ("adoption dated from the earliest unknown create", E+'AcquireAttempt.java', "long writtenFrom = unknownCreates.writtenNoEarlierThan(sent);", "long writtenFrom = sent;", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanTheTtlIsConfirmedBeforeItIsHandedOut"),
  ("old adoption confirmed by a guarded PATCH", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - writtenFrom >= timing.refreshInterval().toNanos()) {", "if (false) {", "EngineSafetyRulesTest#anObjectAdoptedAfterAnOutageLongerThanARefreshIntervalIsConfirmedByAGuardedPatch"),
  # issue 10 hole 3: unconfirmed refreshes stay adoptable; release that meets 412 deletes the object if still ours
- ("unconfirmed refresh ids remembered", E+'GcsLease.java', "unconfirmedRefreshes.put(refreshId,", "unconfirmedRefreshes.clear(); unconfirmedRefreshes.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
+ ("unconfirmed refresh ids remembered", E+'UnconfirmedRefreshes.java', "byId.put(refreshId,", "byId.clear(); byId.put(refreshId,", "EngineSafetyRulesTest#aRefreshThatCommittedAfterItsTimeoutIsAdoptedByTheNextRefresh"),
  ("release re-reads after 412", E+'LeaseRelease.java', "                    deleteIfStillOurs(lease);\n", "", "EngineSafetyRulesTest#releaseAfterARefreshWhoseReplyCameTooLateStillDeletesTheObject"),
  ("release after 412 deletes only our own object", E+'LeaseRelease.java', "if (current == null || current.getGeneration() != lease.fencingToken() || !me.isOurs(current, lease.leaseId())) {", "if (current == null) {", "EngineSafetyRulesTest#releaseThatMeets412LeavesAnObjectThatIsNoLongerOurs"),
  # issue 10 hole 5: close() wakes every waiter; a closed registry never hands out a lease

@@ -1,15 +1,12 @@
 package io.github.gcslock;
 
-import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobId;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
@@ -75,13 +72,8 @@ final class GcsLease implements Lease {
     private volatile Instant lastRefreshAt;
     /** Failed refreshes since the last confirmed one. Touched only under {@link #io}. */
     private int consecutiveFailures;
-    /**
-     * Refreshes sent since the last confirmed one whose outcome is unknown (a lost reply, a reply after
-     * the operation timeout): refresh id → the metageneration it was guarded by and when it was sent.
-     * Any of them may have committed, so a later 412 that shows one of these ids is our own write, not
-     * someone else's. Touched only under {@link #io}.
-     */
-    private final Map<String, UnconfirmedRefresh> unconfirmedRefreshes = new LinkedHashMap<>();
+    /** Refreshes sent since the last confirmed one whose outcome is unknown (rule 8). Touched only under {@link #io}. */
+    private final UnconfirmedRefreshes unconfirmedRefreshes = new UnconfirmedRefreshes();
     private volatile ScheduledFuture<?> refreshTask;
     /** Bumped by a renewal, which refreshes at once and starts a new schedule: an older scheduled refresh then ends its chain. */
     private final AtomicInteger refreshChain = new AtomicInteger();
@@ -100,10 +92,6 @@ final class GcsLease implements Lease {
         this.lastConfirmedNanos = sentNanos;
         this.timing = timing;
         this.target = timing;
-    }
-
-    /** A refresh whose outcome is not known yet. */
-    record UnconfirmedRefresh(long guardMetageneration, long sentNanos) {
     }
 
     // ---- Lease ----
@@ -288,22 +276,9 @@ final class GcsLease implements Lease {
         this.unconfirmedRefreshes.clear(); // the object moved past every earlier refresh of ours
     }
 
-    /**
-     * A refresh {@code refreshId}, guarded by {@code guardMetageneration}, goes out at {@code sentNanos}:
-     * remembered as unconfirmed until a refresh is confirmed. Under {@link #io}.
-     */
-    void refreshSent(String refreshId, long guardMetageneration, long sentNanos) {
-        unconfirmedRefreshes.put(refreshId, new UnconfirmedRefresh(guardMetageneration, sentNanos));
-    }
-
-    /**
-     * The unconfirmed refresh of ours that wrote {@code current}, or null if none of ours did: it carries
-     * that refresh's id, exactly one write past the metageneration the refresh was guarded by (someone
-     * else's PATCH would not be). Under {@link #io}.
-     */
-    UnconfirmedRefresh unconfirmedRefreshThatWrote(Blob current) {
-        UnconfirmedRefresh r = unconfirmedRefreshes.get(LockObject.meta(current, LockObject.REFRESH));
-        return r != null && current.getMetageneration() == r.guardMetageneration() + 1 ? r : null;
+    /** Refreshes sent since the last confirmed one whose outcome is unknown. Under {@link #io}. */
+    UnconfirmedRefreshes unconfirmedRefreshes() {
+        return unconfirmedRefreshes;
     }
 
     /** Counts a failed refresh; returns the failures since the last confirmed one. Under {@link #io}. */

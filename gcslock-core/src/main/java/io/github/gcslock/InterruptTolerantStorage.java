@@ -5,6 +5,7 @@ import com.google.cloud.storage.StorageException;
 
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 
 /**
@@ -35,7 +36,7 @@ final class InterruptTolerantStorage implements InvocationHandler {
     }
 
     @Override
-    public Object invoke(Object proxy, java.lang.reflect.Method method, Object[] args) throws Throwable {
+    public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
         if (method.getDeclaringClass() == Object.class) {
             return switch (method.getName()) {
                 case "equals" -> proxy == args[0];

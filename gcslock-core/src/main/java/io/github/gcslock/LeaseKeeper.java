@@ -192,7 +192,7 @@ final class LeaseKeeper implements AutoCloseable {
             }
             // Remembered until a refresh is confirmed: if this one times out but commits, the next refresh
             // meets 412 and must recognise the change as ours (a slow reply that still committed).
-            lease.refreshSent(refreshId, knownMetageneration, sent);
+            lease.unconfirmedRefreshes().sent(refreshId, knownMetageneration, sent);
             Blob after;
             try {
                 after = engine.storeFor(shorterOf(sending, lease.timing())).patch(change, lease.fencingToken(), knownMetageneration);
@@ -241,8 +241,8 @@ final class LeaseKeeper implements AutoCloseable {
                 lease.markLost("lock object was deleted");
             } else if (current.getGeneration() == lease.fencingToken()
                     && engine.isOurs(current, lease.leaseId())
-                    && lease.unconfirmedRefreshThatWrote(current) != null) {
-                GcsLease.UnconfirmedRefresh ours = lease.unconfirmedRefreshThatWrote(current);
+                    && lease.unconfirmedRefreshes().thatWrote(current) != null) {
+                UnconfirmedRefreshes.Refresh ours = lease.unconfirmedRefreshes().thatWrote(current);
                 log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
                 // Dated from that refresh's send: the object's updated is no earlier.
                 lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
