@@ -123,14 +123,19 @@ public final class BenchmarkRunner {
                 .include(AspectBenchmark.class.getName())
                 .forks(quick ? 0 : 1)
                 .warmupIterations(quick ? 2 : 5).warmupTime(TimeValue.seconds(1))
-                .measurementIterations(quick ? 3 : 10).measurementTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 5 : 10).measurementTime(TimeValue.seconds(1))
                 .shouldFailOnError(true)
                 .build();
         Collection<RunResult> runs = new Runner(opt).run();
         Map<String, Double> ns = new TreeMap<>();
         for (RunResult r : runs) {
             String name = r.getParams().getBenchmark();
-            ns.put(name.substring(name.lastIndexOf('.') + 1), r.getPrimaryResult().getScore());
+            // The median iteration, not JMH's mean: on a shared machine one iteration that met a burst of
+            // other work would otherwise make the figure (and its error bar) meaningless.
+            double[] iterations = r.getBenchmarkResults().stream()
+                    .flatMap(b -> b.getIterationResults().stream())
+                    .mapToDouble(i -> i.getPrimaryResult().getScore()).toArray();
+            ns.put(name.substring(name.lastIndexOf('.') + 1), Bench.percentile(iterations, 50));
         }
         double bare = ns.getOrDefault("bareCall", Double.NaN);
         results.add(String.format("aspect bare_call_ns=%.1f reentrant_literal_ns=%.1f reentrant_overhead_ns=%.1f "
