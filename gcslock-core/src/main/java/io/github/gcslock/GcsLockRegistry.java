@@ -26,10 +26,13 @@ import java.util.function.LongSupplier;
  * The lock engine: distributed locks held as objects in one GCS bucket, following Hongli Lai's
  * robust Cloud Storage lock with the improvements numbered as rules in {@code docs/DESIGN.md}.
  *
- * <p>One attempt (create, or read and adopt / retake / take over) is an {@link AcquireAttempt}; a waiting
- * acquire repeats it, paced by {@link WaitPacing}. Held leases are kept (refreshed, their deadlines
- * enforced) by the {@link LeaseKeeper}; release deletes with the same preconditions.
- * Every GCS request goes through the {@link LockStore}.
+ * <p>This class is the facade: the public API, the wait loop, handing out a lease and {@link #close()}.
+ * One attempt (create, or read and adopt / retake / take over) is an {@link AcquireAttempt}; a waiting
+ * acquire repeats it, paced by {@link WaitPacing}. Local queueing and reentrancy are {@link LocalHolds};
+ * held leases are kept (refreshed, their deadlines enforced) by the {@link LeaseKeeper} and ended by
+ * {@link LeaseRelease} (a delete with the same preconditions); {@link LockInspector} reads lock objects for
+ * people; {@link Listeners} tells the listeners. Every GCS request goes through the {@link LockStore}. None
+ * of these parts refers to this class (see the code map in {@code docs/DESIGN.md}).
  *
  * <p>Uncontended acquire + release costs exactly two GCS requests; a refresh costs one.
  *
