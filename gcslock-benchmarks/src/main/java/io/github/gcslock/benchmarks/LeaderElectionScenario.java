@@ -28,7 +28,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * (every request refused unprocessed), so its lock object stays as it was, as after a crash. Measured from
  * the partition to the next candidate's grant; goal ≤ TTL + backoff cap.</li>
  * <li>Failover after a graceful stop ({@code initiator.stop()}, which releases): from the call to the next
- * grant; goal &lt; 1 s + one write window (the delete and the next create each need one).</li>
+ * grant; goal &lt; 1 s + one write window: the next create must wait out a write window after the delete,
+ * and a follower should notice the release within a second.</li>
  * </ul>
  * Each stopped candidate is replaced by a new one, so three candidates always compete.
  */
