@@ -156,17 +156,25 @@ final class AcquireAttempt {
             unknownCreates.earlierCallMayCommit();
         }
         ContentionHistory.Sighting before = history.sighting(name);
-        Start start = before == null ? Start.CREATE
-                : oneShot && before.knownYoungWithin(look, freshFor(before, timing)) ? Start.CREATE_REFUSING_UNREAD
+        // This process released it last, cleanly (its object deleted): objects of the name are young from then.
+        Long cleanRelease = before == null ? history.cleanRelease(name) : null;
+        long fresh = freshFor(before, timing);
+        Start start = before == null
+                ? oneShot && cleanRelease != null && look - cleanRelease < fresh ? Start.CREATE_REFUSING_UNREAD : Start.CREATE
+                : oneShot && before.knownYoungWithin(look, fresh) ? Start.CREATE_REFUSING_UNREAD
                 : Start.READ;
         Result result = run(name, leaseId, store, unknownCreates, timing, start);
-        if (result.lease() != null || result.sawFree()) {
+        if (result.lease() != null || (result.sawFree() && !result.held())) {
             history.sawFreeOrAcquired(name);
         }
+        // Seen free but lost the race: this process is still waiting for the name, so its wait goes on (the
+        // poll interval keeps growing, rather than every release sending the waiters that saw it back to quick polls).
         if (result.held()) {
             // A holder read (live, or it would have been taken over) or the name seen free: this process knows
             // any object of the name is young from here on, for a while. A create refused unread teaches nothing new.
-            boolean young = result.holder() != null || result.sawFree();
+            // Without new knowledge the old stays (and ages), so a one-shot caller reads again in time.
+            boolean learnt = result.holder() != null || result.sawFree();
+            long young = learnt ? look : before != null ? before.knownYoungNanos() : cleanRelease != null ? cleanRelease : look - fresh;
             ContentionHistory.Sighting s = history.sawHeld(name, result.holder(), look, young);
             Duration pause = pacing.pollDelay(s.holder(), engine.estimatedGcsNowOrNull(), s.waitedNanos(look));
             history.nextLookAt(name, nanoTime.getAsLong() + pause.toNanos(), !oneShot);
@@ -181,7 +189,7 @@ final class AcquireAttempt {
      * within about 1.5 TTL of its last write, and taken over (rule 5).
      */
     private static long freshFor(ContentionHistory.Sighting s, LeaseTiming timing) {
-        Duration ttl = s.holder() != null && s.holder().ttl() != null ? s.holder().ttl() : timing.ttl();
+        Duration ttl = s != null && s.holder() != null && s.holder().ttl() != null ? s.holder().ttl() : timing.ttl();
         return ttl.toNanos() / WaitPacing.LOOKS_PER_TTL;
     }
 
@@ -193,6 +201,11 @@ final class AcquireAttempt {
     long nanosUntilNextLook(String name) {
         ContentionHistory.Sighting s = history.sighting(name);
         return s == null || !s.paced() ? 0 : Math.max(0, s.nextLookNanos() - nanoTime.getAsLong());
+    }
+
+    /** This process released {@code name} and its DELETE, sent at {@code sentNanos}, deleted the object (rule 16). */
+    void releasedCleanly(String name, long sentNanos) {
+        history.releasedCleanly(name, sentNanos);
     }
 
     /** The holder this process last saw of {@code name}, or null. */

@@ -59,6 +59,14 @@ final class ContentionHistory {
         }
     };
 
+    /** Send times of this process's last release of a name whose DELETE deleted its object. */
+    private final Map<String, Long> cleanReleases = new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+            return size() > MAX_NAMES;
+        }
+    };
+
     /** Send times of creates (of earlier calls) whose outcome is unknown, per name. */
     private final Map<String, Long> unknownCreates = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
@@ -77,18 +85,16 @@ final class ContentionHistory {
      * create was refused without reading). The run of looks goes on from the earlier sighting if there is one
      * and this look came no later than one more scheduled interval after the look that was due (the process
      * kept looking, call after call); otherwise — a job that asks once an hour — it starts here. {@code
-     * knownYoung}: this look taught that the name's objects are young (see {@link Sighting#knownYoungNanos}).
+     * knownYoungNanos}: see {@link Sighting#knownYoungNanos}.
      * Returns the sighting; its next look is not yet set (see {@link #nextLookAt}).
      */
-    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos, boolean knownYoung) {
+    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos, long knownYoungNanos) {
         Sighting before = held.get(name);
         long since = before != null
                 && lookNanos - before.nextLookNanos <= Math.max(0, before.nextLookNanos - before.lastLookNanos)
                 ? before.heldSinceNanos : lookNanos;
-        // Without new knowledge the old stays (and ages): a one-shot caller then reads again in time.
-        long young = knownYoung || before == null ? lookNanos : before.knownYoungNanos;
         Sighting now = new Sighting(holder != null ? holder : before != null ? before.holder : null, since, lookNanos,
-                lookNanos, false, young);
+                lookNanos, false, knownYoungNanos);
         held.put(name, now);
         return now;
     }
@@ -107,6 +113,21 @@ final class ContentionHistory {
     /** This process saw {@code name} free, or acquired it: the next attempt creates first. */
     synchronized void sawFreeOrAcquired(String name) {
         held.remove(name);
+        cleanReleases.remove(name);
+    }
+
+    /**
+     * This process released {@code name} and its guarded DELETE, sent at {@code sentNanos}, deleted its object:
+     * any object of the name from then on is younger than that, and none of ours is left behind (so a one-shot
+     * that loses the next race needs no read to tell a leak of ours or a stale object, rule 16).
+     */
+    synchronized void releasedCleanly(String name, long sentNanos) {
+        cleanReleases.put(name, sentNanos);
+    }
+
+    /** When this process last released {@code name} cleanly ({@link #releasedCleanly}), or null. */
+    synchronized Long cleanRelease(String name) {
+        return cleanReleases.get(name);
     }
 
     /** A create of {@code name} sent at {@code sentNanos} ended without us learning whether it committed. */

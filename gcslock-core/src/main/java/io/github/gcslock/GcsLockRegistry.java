@@ -103,7 +103,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, pacing, callbacks);
         this.keeper = new LeaseKeeper(callbacks, settings.refreshInterval(), maxRefreshFailures, settings.refresherThreads());
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
-        this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl);
+        this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,
+                nanoTime, attempts::releasedCleanly);
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */

@@ -9,6 +9,8 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.LongSupplier;
+import java.util.function.ObjLongConsumer;
 
 /**
  * Ends leases: gives back holds (the last one releases), releases after a hold-at-least delay (rule 13),
@@ -29,9 +31,14 @@ final class LeaseRelease {
     private final Duration writeRateWindow;
     /** The registry's TTL, named when an object is left behind. */
     private final Duration ttl;
+    private final LongSupplier nanoTime;
+    /** Told the name and the DELETE's send time when a release deleted its object (rule 16: no leak of ours). */
+    private final ObjLongConsumer<String> releasedCleanly;
 
     LeaseRelease(LockStore store, LeaseKeeper keeper, LocalHolds holds, Listeners listeners, ProcessIdentity me,
-                 Duration writeRateWindow, Duration ttl) {
+                 Duration writeRateWindow, Duration ttl, LongSupplier nanoTime, ObjLongConsumer<String> releasedCleanly) {
+        this.nanoTime = nanoTime;
+        this.releasedCleanly = releasedCleanly;
         this.store = store;
         this.keeper = keeper;
         this.holds = holds;
@@ -102,6 +109,7 @@ final class LeaseRelease {
             // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
             // deletes a newer holder's object.
             boolean deleted;
+            long sent = nanoTime.getAsLong();
             try {
                 deleted = store.singleTry().delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
             } catch (StorageException first) {
@@ -116,6 +124,9 @@ final class LeaseRelease {
                 deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
             }
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
+            if (deleted) {
+                releasedCleanly.accept(lease.name(), sent); // rule 16: no leak of ours; later objects are younger
+            }
         } catch (StorageException e) {
             if (e.getCode() == 412) {
                 try {

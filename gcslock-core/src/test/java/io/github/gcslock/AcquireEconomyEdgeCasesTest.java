@@ -152,9 +152,9 @@ class AcquireEconomyEdgeCasesTest extends EmulatorTestBase {
                 done.add(pool.submit(() -> {
                     for (int i = 0; i < perThread; i++) {
                         String name = "n" + id + "-" + i;
-                        history.sawHeld(name, null, i, true);
+                        history.sawHeld(name, null, i, i);
                         history.nextLookAt(name, i + 10, true);
-                        history.sawHeld("shared", null, i, i % 2 == 0);
+                        history.sawHeld("shared", null, i, i - 1);
                         history.nextLookAt("shared", i + 10, i % 2 == 0);
                         history.createOutcomeUnknown(name, i);
                         if (i % 3 == 0) {
@@ -180,9 +180,9 @@ class AcquireEconomyEdgeCasesTest extends EmulatorTestBase {
         assertThat(remembered).as("names remembered").isLessThanOrEqualTo(10_000).isGreaterThan(0);
         // The least recently used name goes first: touch one, add 10,000 more, it is gone; the last ones stay.
         ContentionHistory lru = new ContentionHistory();
-        lru.sawHeld("oldest", null, 0, true);
+        lru.sawHeld("oldest", null, 0, 0);
         for (int i = 0; i < 10_000; i++) {
-            lru.sawHeld("x" + i, null, i, true);
+            lru.sawHeld("x" + i, null, i, i);
         }
         assertThat(lru.sighting("oldest")).isNull();
         assertThat(lru.sighting("x0")).isNotNull();
