@@ -147,10 +147,11 @@ final class AcquireAttempt {
      * never looked at or held last: create, and read on 412. A name last seen held by another process: a
      * one-shot attempt ({@code oneShot}: tryAcquire, a wait of zero) creates and refuses a 412 unread while
      * this process's knowledge of it is fresh, else reads first; a waiter's look always reads first (polls
-     * are reads, never writes). Throws StorageException on errors.
+     * are reads, never writes) — except right after our create met 429 ({@code afterThrottledCreate}). Throws
+     * StorageException on errors.
      */
     Result attempt(String name, String leaseId, LockStore store, UnknownCreates unknownCreates, LeaseTiming timing,
-            boolean oneShot) {
+            boolean oneShot, boolean afterThrottledCreate) {
         long look = nanoTime.getAsLong();
         if (history.mayHaveUnseenCreate(name, look, timing.ttl().toNanos())) {
             unknownCreates.earlierCallMayCommit();
@@ -159,7 +160,10 @@ final class AcquireAttempt {
         // This process released it last, cleanly (its object deleted): objects of the name are young from then.
         Long cleanRelease = before == null ? history.cleanRelease(name) : null;
         long fresh = freshFor(before, timing);
-        Start start = before == null
+        // Right after our create met 429 (the holder's delete was under a write window ago), the name was free
+        // a moment ago: create at once, a read would only say so again.
+        Start start = afterThrottledCreate ? Start.CREATE
+                : before == null
                 ? oneShot && cleanRelease != null && look - cleanRelease < fresh ? Start.CREATE_REFUSING_UNREAD : Start.CREATE
                 : oneShot && before.knownYoungWithin(look, fresh) ? Start.CREATE_REFUSING_UNREAD
                 : Start.READ;

@@ -213,7 +213,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             checkOpen(name);
             // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
             // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
-            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing, true);
+            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing, true, false);
             if (result.lease() != null) {
                 acquired = true;
                 return Optional.of(own(slot, result.lease()));
@@ -285,7 +285,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     held = false;
                     // Read first once the lock was seen held (1 request a look, not a create + read); create
                     // when it is gone, take over when stale (rules 2-5, 16). A wait of zero is one-shot.
-                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing, budget == 0);
+                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing, budget == 0,
+                            lastError != null && lastError.getCode() == 429);
                     if (result.lease() != null) {
                         acquired = true;
                         return own(slot, result.lease());

@@ -17,7 +17,7 @@ import java.util.concurrent.ThreadLocalRandom;
 record WaitPacing(Backoff backoff, Duration writeRateWindow) {
 
     /** The poll interval's cap grows by this fraction of the time waited so far. */
-    static final int WAITED_FRACTION = 4;
+    static final int WAITED_FRACTION = 2;
     /** ... and stays at most the holder's TTL divided by this: at least this many looks per TTL. */
     static final int LOOKS_PER_TTL = 4;
 
@@ -55,11 +55,11 @@ record WaitPacing(Backoff backoff, Duration writeRateWindow) {
 
     /**
      * The cap of the poll interval of a waiter that has waited {@code waitedNanos} for a holder whose TTL is
-     * {@code holderTtl} (null if unknown): a quarter of the time waited, at least the backoff's initial delay
-     * (the first polls stay quick, for short holds), at most the backoff's cap and a quarter of the holder's
-     * TTL. Why a quarter of the time waited: a holder that has held for w tends to hold on for about as long
-     * again, so looking every w/4 adds at most about a quarter to the wait, while a wait of W costs only
-     * O(log W) looks. Why the bounds: the backoff cap bounds the delay after a release and after a kill
+     * {@code holderTtl} (null if unknown): half the time waited, at least the backoff's initial delay (the
+     * first polls stay quick, for short holds), at most the backoff's cap and a quarter of the holder's TTL.
+     * Why half the time waited: a waiter that has waited w tends to wait about as long again, so looking
+     * every w/2 adds at most about half to one waiter's wait — and with k waiters the first look after a
+     * release comes after about cap/k — while a wait of W costs only O(log W) looks. Why the bounds: the backoff cap bounds the delay after a release and after a kill
      * (failover ≤ TTL + cap); a quarter of the TTL keeps several looks per TTL, so a dead holder with a short
      * TTL is seen stale soon after it is (rule 6), and each look anchors GCS time within its window.
      */

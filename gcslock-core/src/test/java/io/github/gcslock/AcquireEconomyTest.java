@@ -310,6 +310,25 @@ class AcquireEconomyTest extends EmulatorTestBase {
         }
     }
 
+    /**
+     * A waiter whose create met 429 (the holder's delete was under a write window ago) creates again after the
+     * window without reading first: it saw the name free a moment ago.
+     */
+    @Test
+    void aWaiterCreatesAgainWithoutAReadAfterItsCreateMet429() throws Exception {
+        GcsLockRegistry other = holder();
+        GcsLockRegistry r = registry();
+        Lease held = other.tryAcquire("job").orElseThrow();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(50))).isInstanceOf(LockNotAcquiredException.class);
+        held.release();
+        gcs.faults().failNext(1, 429, Operation.INSERT);
+        gcs.faults().resetCounters();
+        Lease mine = r.acquire("job", Duration.ofSeconds(5));
+        assertThat(reads()).as("the read that found it free, none after the 429").isEqualTo(1);
+        assertThat(inserts()).isEqualTo(2);
+        assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
+    }
+
     /** The name released between looks: the waiter's next look reads it free and creates (2 requests), and it holds it. */
     @Test
     void aWaiterAcquiresANameReleasedBetweenItsLooks() throws Exception {
