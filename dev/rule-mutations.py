@@ -79,7 +79,7 @@ muts = [
  ("a one-shot look paces no wait", E+'AcquireAttempt.java', "return s == null || !s.paced() ? 0", "return s == null ? 0", "AcquireEconomyTest#aWaitingCallAfterAOneShotLookAsksAtOnce"),
  ("a wait of zero always asks", E+'GcsLockRegistry.java', "long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;", "long untilDue = attempts.nanosUntilNextLook(name);", "AcquireEconomyTest#aOneShotAttemptAlwaysMakesARequest"),
  ("close wakes a waiter sleeping until its next look", E+'GcsLockRegistry.java', "if (closing.await(Math.min(untilDue, left), TimeUnit.NANOSECONDS)) {", "if (((java.util.function.BooleanSupplier) () -> { try { Thread.sleep(Math.min(untilDue, left) / 1_000_000); } catch (InterruptedException e) { Thread.currentThread().interrupt(); } return false; }).getAsBoolean()) {", "AcquireEconomyTest#closeWakesAWaiterSleepingUntilItsNextLook"),
- ("poll cap grows with the time waited", E+'WaitPacing.java', "long cap = Math.max(backoff.initial().toNanos(), waitedNanos / WAITED_FRACTION);", "long cap = backoff.initial().toNanos();", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
+ ("poll cap grows with the time waited", E+'WaitPacing.java', "long cap = Math.max(backoff.initial().toNanos(), Math.min(waitedNanos, Long.MAX_VALUE / WAITED_FACTOR) * WAITED_FACTOR);", "long cap = backoff.initial().toNanos();", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
 ]
 only = sys.argv[1:] 

@@ -16,8 +16,8 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 record WaitPacing(Backoff backoff, Duration writeRateWindow) {
 
-    /** The poll interval's cap grows by this fraction of the time waited so far. */
-    static final int WAITED_FRACTION = 2;
+    /** The poll interval's cap is this many times the time waited so far (within its bounds). */
+    static final int WAITED_FACTOR = 2;
     /** ... and stays at most the holder's TTL divided by this: at least this many looks per TTL. */
     static final int LOOKS_PER_TTL = 4;
 
@@ -55,11 +55,12 @@ record WaitPacing(Backoff backoff, Duration writeRateWindow) {
 
     /**
      * The cap of the poll interval of a waiter that has waited {@code waitedNanos} for a holder whose TTL is
-     * {@code holderTtl} (null if unknown): half the time waited, at least the backoff's initial delay (the
+     * {@code holderTtl} (null if unknown): twice the time waited, at least the backoff's initial delay (the
      * first polls stay quick, for short holds), at most the backoff's cap and a quarter of the holder's TTL.
-     * Why half the time waited: a waiter that has waited w tends to wait about as long again, so looking
-     * every w/2 adds at most about half to one waiter's wait — and with k waiters the first look after a
-     * release comes after about cap/k — while a wait of W costs only O(log W) looks. Why the bounds: the backoff cap bounds the delay after a release and after a kill
+     * Why twice the time waited: it is the pace of the capped exponential backoff it replaces (each poll
+     * doubling the cap, the cap after n polls is about twice the time waited), so a wait of W costs
+     * O(log W) looks; but it belongs to the wait, not to one call, so back-to-back short calls keep it.
+     * With k waiters the first look after a release comes after about cap/k. Why the bounds: the backoff cap bounds the delay after a release and after a kill
      * (failover ≤ TTL + cap); a quarter of the TTL keeps several looks per TTL, so a dead holder with a short
      * TTL is seen stale soon after it is (rule 6), and each look anchors GCS time within its window.
      */
@@ -68,7 +69,7 @@ record WaitPacing(Backoff backoff, Duration writeRateWindow) {
         if (holderTtl != null && holderTtl.toNanos() > 0) {
             upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);
         }
-        long cap = Math.max(backoff.initial().toNanos(), waitedNanos / WAITED_FRACTION);
+        long cap = Math.max(backoff.initial().toNanos(), Math.min(waitedNanos, Long.MAX_VALUE / WAITED_FACTOR) * WAITED_FACTOR);
         return Duration.ofNanos(Math.max(1, Math.min(upper, cap)));
     }
 

@@ -10,7 +10,7 @@ import java.util.Set;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * DESIGN.md rule 16, the long waiter's poll interval: its cap grows with the time waited (half of it), from the backoff's initial delay, bounded by the backoff's cap and a quarter of the holder's TTL;
+ * DESIGN.md rule 16, the long waiter's poll interval: its cap grows with the time waited (twice it), from the backoff's initial delay, bounded by the backoff's cap and a quarter of the holder's TTL;
  * each interval is jittered within [cap/2, cap]; and no poll comes earlier than two write windows after
  * the holder's last write. A pure function of what it is given: no emulator needed.
  */
@@ -23,9 +23,9 @@ class WaitPacingTest {
     void theCapGrowsWithTheTimeWaitedWithinItsBounds() {
         Duration fiveMinutes = Duration.ofMinutes(5);
         assertThat(pacing.pollCap(fiveMinutes, 0)).as("first polls stay quick").isEqualTo(Duration.ofSeconds(1));
-        assertThat(pacing.pollCap(fiveMinutes, Duration.ofSeconds(1).toNanos())).isEqualTo(Duration.ofSeconds(1));
-        assertThat(pacing.pollCap(fiveMinutes, Duration.ofSeconds(10).toNanos())).isEqualTo(Duration.ofSeconds(5));
-        assertThat(pacing.pollCap(fiveMinutes, Duration.ofSeconds(40).toNanos())).isEqualTo(Duration.ofSeconds(20));
+        assertThat(pacing.pollCap(fiveMinutes, Duration.ofMillis(400).toNanos())).isEqualTo(Duration.ofSeconds(1));
+        assertThat(pacing.pollCap(fiveMinutes, Duration.ofMillis(2500).toNanos())).isEqualTo(Duration.ofSeconds(5));
+        assertThat(pacing.pollCap(fiveMinutes, Duration.ofSeconds(10).toNanos())).isEqualTo(Duration.ofSeconds(20));
         assertThat(pacing.pollCap(fiveMinutes, Duration.ofHours(3).toNanos())).as("the backoff's cap").isEqualTo(Duration.ofSeconds(30));
         assertThat(pacing.pollCap(Duration.ofSeconds(10), Duration.ofHours(3).toNanos())).as("a quarter of the holder's TTL")
                 .isEqualTo(Duration.ofMillis(2500));
@@ -38,7 +38,7 @@ class WaitPacingTest {
         Instant now = Instant.parse("2026-01-01T01:00:00Z");
         Set<Duration> seen = new HashSet<>();
         for (int i = 0; i < 200; i++) {
-            Duration d = pacing.pollDelay(longAgo, now, Duration.ofSeconds(40).toNanos());
+            Duration d = pacing.pollDelay(longAgo, now, Duration.ofSeconds(10).toNanos());
             assertThat(d).isBetween(Duration.ofSeconds(10), Duration.ofSeconds(20));
             seen.add(d);
         }
