@@ -43,9 +43,9 @@ muts = [
  ("release after 412 deletes only our own object", E+'LeaseRelease.java', "if (current == null || current.getGeneration() != lease.fencingToken() || !me.isOurs(current, lease.leaseId())) {", "if (current == null) {", "EngineSafetyRulesTest#releaseThatMeets412LeavesAnObjectThatIsNoLongerOurs"),
  # issue 10 hole 5: close() wakes every waiter; a closed registry never hands out a lease
  ("close wakes waiters", E+'GcsLockRegistry.java', ["                checkOpen(name);\n                try {", "if (closing.await(sleep, TimeUnit.NANOSECONDS)) {"], ["                try {", "if (closing.await(sleep, TimeUnit.NANOSECONDS) && false) {"], "EngineSafetyRulesTest#closeWakesEveryWaiterWhichFailsWithAClearException"),
- ("closed registry never hands out a lease", E+'GcsLockRegistry.java', "            if (!closed) {\n                holds.own(slot, lease);", "            if (true) {\n                holds.own(slot, lease);", "EngineSafetyRulesTest#aCreateThatRacesCloseEndsWithItsObjectDeleted"),
+ ("closed registry never hands out a lease", E+'LeaseIssuer.java', "            if (!closed) {\n                holds.own(slot, lease);", "            if (true) {\n                holds.own(slot, lease);", "EngineSafetyRulesTest#aCreateThatRacesCloseEndsWithItsObjectDeleted"),
  # issue 16 items 6 and 2 (engine side)
- ("listener Error releases the lease", E+'GcsLockRegistry.java', "        } catch (Error e) {", "        } catch (StackOverflowError e) {", "EngineSafetyRulesTest#anErrorThrownByAListenerWhileHandingOutALeaseReleasesIt"),
+ ("listener Error releases the lease", E+'LeaseIssuer.java', "        } catch (Error e) {", "        } catch (StackOverflowError e) {", "EngineSafetyRulesTest#anErrorThrownByAListenerWhileHandingOutALeaseReleasesIt"),
  ("heldLeases excludes releasing leases", E+'GcsLockRegistry.java', "if (!lease.isReleasing()) {\n                held.add(lease);", "if (true) {\n                held.add(lease);", "EngineSafetyRulesTest#aLeaseLeavesHeldLeasesWhenItsReleaseBegins"),
  # issue 10 hole 4 and issue 16 item 3: deadlines and listeners never wait behind I/O or each other
  ("deadline timer independent of refresh I/O", E+'LeaseKeeper.java', "lease.deadlineArmed(deadlines.schedule(() -> {", "lease.deadlineArmed(scheduler.schedule(() -> {", "EngineSafetyRulesTest#everyLostCallbackFiresBeforeTheTtlWhenRequestsHang"),
@@ -59,12 +59,12 @@ muts = [
 
  # issue 13: an acquisition's own TTL (stored in the object, its own refresh cadence and deadline; renewals)
  ("per-acquisition TTL stored in the object", E+'AcquireAttempt.java', "        Duration ttl = timing.ttl();\n", "        Duration ttl = Duration.ofMinutes(5);\n", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
- ("per-acquisition TTL judges the lease's own deadline", E+'GcsLockRegistry.java', "sentNanos, timing);", "sentNanos, defaultTiming);", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
+ ("per-acquisition TTL judges the lease's own deadline", E+'LeaseIssuer.java', "sentNanos, timing);", "sentNanos, context.defaultTiming());", "PerAcquisitionTtlTest#aHolderThatStopsRefreshingLosesTheLeaseAndIsTakenOverAfterItsOwnTtl"),
  ("refresh writes the lease's TTL", E+'LeaseKeeper.java', "LockObject.TTL, Long.toString(sending.ttl().toMillis())", "LockObject.TTL, Long.toString(lease.timing().ttl().toMillis())", "PerAcquisitionTtlTest#renewalRefreshesAtOnceAndMayChangeTheTtl"),
  ("a shorter TTL caps the deadline when sent", E+'GcsLease.java', "if (sent.deadlineSpanNanos() < timing.deadlineSpanNanos()) {", "if (false) {", "PerAcquisitionTtlTest#aShorterTtlCapsTheDeadlineFromTheMomentItIsSent"),
- ("close waits for releases in progress", E+'GcsLockRegistry.java', "keeper.close(releaseBound);", "keeper.close();", "CloseDuringReleaseTest"),
+ ("close waits for releases in progress", E+'LeaseIssuer.java', "keeper.close(releaseBound);", "keeper.close();", "CloseDuringReleaseTest"),
  ("a lease past its deadline on arrival is not handed out", E+'AcquireAttempt.java', "if (nanoTime.getAsLong() - lease.deadlineNanos() < 0) {\n            return false;", "if (true) {\n            return false;", "PerAcquisitionTimingTest#aLeaseWhoseCreateReplyArrivesPastItsDeadlineIsNotHandedOut"),
- ("calls for a short-TTL lease bounded by its TTL/3", E+'GcsLockRegistry.java', "return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;", "return store;", "PerAcquisitionTimingTest#aShortPerAcquisitionTtlLeaseSurvivesOneHungRefreshReplyLikeARegistryTtlLease"),
+ ("calls for a short-TTL lease bounded by its TTL/3", E+'EngineContext.java', "return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;", "return store;", "PerAcquisitionTimingTest#aShortPerAcquisitionTtlLeaseSurvivesOneHungRefreshReplyLikeARegistryTtlLease"),
  ("acquired first among a lease's events", E+'Listeners.java', "        events.runHereFirst(lease.name(), () -> {", "        ((java.util.function.BiConsumer<String, Runnable>) (n, r) -> r.run()).accept(lease.name(), () -> {", "ListenerOrderTest"),
  # issue 15: the request economy of acquiring (DESIGN.md rule 16)
  ("a waiter's look at a name seen held is a read", E+'AcquireAttempt.java', "                : Start.READ;", "                : Start.CREATE;", "AcquireEconomyTest#aNameSeenHeldLongerAgoOrByAWaiterIsReadFirst"),

@@ -1,6 +1,5 @@
 package io.github.gcslock;
 
-import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import io.github.gcslock.LocalHolds.LocalSlot;
@@ -9,14 +8,11 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
@@ -44,67 +40,55 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /** Every GCS request; its {@link LockStore#singleTry()} view serves the attempts of a waiting acquire. */
     private final LockStore store;
-    /** The registry's bound on one GCS call (rule 15); a lease with a shorter TTL gets a tighter one ({@link #storeFor}). */
-    private final Duration operationTimeout;
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
-    private final int maxRefreshFailures;
-    /** The timing of acquisitions without a TTL of their own: the registry's settings. */
-    private final LeaseTiming defaultTiming;
     private final WaitPacing pacing;
-    private final Clock clock;
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
-    /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
-    private final Duration releaseBound;
     /** Every listener, told safely; on the right thread (rule 20). */
     private final Listeners listeners;
     /** Per name: the local permit, its owner thread and hold count (rules 13, 17); the leases held. */
     private final LocalHolds holds = new LocalHolds();
-    /** Per name, the highest generation seen: a fencing token that did not increase is reported (rule 18). */
-    private final FencingRecord fencing = new FencingRecord();
-    /** What the engine parts ask of the registry (they hold no reference to it). */
-    private final EngineCallbacks callbacks = new EngineCallbacks();
+    /** Clocks, timing of an acquisition and the store that fits it (rule 15). */
+    private final EngineContext context;
+    /** Hands out the leases attempts create, and takes them back on close (rule 14). */
+    private final LeaseIssuer issuer;
     private final AcquireAttempt attempts;
     private final LeaseKeeper keeper;
     /** Lock objects read for people (inspect, list), and the {@link LockInfo} of an object the protocol read. */
     private final LockInspector inspector;
     /** Gives back holds and ends leases (rule 12: guarded delete). */
     private final LeaseRelease release;
-    /** Acquisition TTLs already warned about as refreshing faster than GCS's write limit (one line each). */
-    private final Set<Duration> shortTtlsWarned = ConcurrentHashMap.newKeySet();
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
     private final GcsDistributedLock.Holds lockViewHolds = new GcsDistributedLock.Holds();
-    private volatile boolean closed;
-    /**
-     * Serialises handing out a lease with {@link #close()}: a create that finishes while close() runs
-     * either registers its lease before close() takes its snapshot (and close() releases it) or sees
-     * the registry closed (and deletes its object). Without it the lease escapes unrefreshed.
-     */
-    private final Object lifecycle = new Object();
     /** Counted down by close(): wakes every thread sleeping in acquire's wait loop at once. */
     private final CountDownLatch closing = new CountDownLatch(1);
 
-    private GcsLockRegistry(Builder b, LockSettings settings, LockStore store) {
+    private GcsLockRegistry(RegistryDraft b, LockSettings settings, LockStore store) {
         this.store = store;
-        this.operationTimeout = settings.operationTimeout();
         this.bucket = settings.bucket();
         this.prefix = settings.prefix();
         this.ttl = settings.ttl();
-        this.maxRefreshFailures = settings.maxRefreshFailures();
-        this.defaultTiming = new LeaseTiming(ttl, settings.refreshInterval(), settings.safetyMargin());
         this.pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
-        this.clock = b.clock;
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
-        this.releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
         this.listeners = new Listeners(b.listeners, nanoTime);
-        this.attempts = new AcquireAttempt(bucket, me, clock, nanoTime, pacing, callbacks);
-        this.keeper = new LeaseKeeper(callbacks, settings.refreshInterval(), maxRefreshFailures, settings.refresherThreads());
+        this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);
+        FencingRecord fencing = new FencingRecord();
+        this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.refresherThreads());
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
+        // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,
-                nanoTime, attempts::releasedCleanly);
+                nanoTime, this::releasedCleanly);
+        // A release makes at most three bounded calls and one write-window wait: close() waits that long for one.
+        Duration releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
+        this.issuer = new LeaseIssuer(context, holds, keeper, release, inspector, fencing, releaseBound);
+        this.attempts = new AcquireAttempt(bucket, me, b.clock, nanoTime, pacing, issuer);
+    }
+
+    private void releasedCleanly(String name, long sentNanos) {
+        attempts.releasedCleanly(name, sentNanos);
     }
 
     /** Starts a builder for locks in {@code bucket}, using (a bounded-retry copy of) {@code storage}. */
@@ -134,7 +118,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Optional<Lease> lease = Optional.empty();
         try {
-            lease = tryAcquireOnce(name, timingFor(name, ttl));
+            lease = tryAcquireOnce(name, context.timingFor(name, ttl));
             outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
             return lease;
         } finally {
@@ -161,7 +145,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Lease lease = null;
         try {
-            lease = acquireWaiting(name, maxWait, timingFor(name, ttl));
+            lease = acquireWaiting(name, maxWait, context.timingFor(name, ttl));
             outcome = AcquireOutcome.ACQUIRED;
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -172,20 +156,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 listeners.acquireFinished(name, outcome, start);
             }
         }
-    }
-
-    /** The registry's timing, or one derived from an acquisition's own TTL (validated). */
-    private LeaseTiming timingFor(String name, Duration ttl) {
-        if (ttl == null || ttl.equals(this.ttl)) {
-            return defaultTiming;
-        }
-        LeaseTiming timing = LeaseTiming.derive(name, ttl, maxRefreshFailures);
-        if (timing.refreshInterval().compareTo(Duration.ofSeconds(1)) < 0 && shortTtlsWarned.add(ttl)) {
-            log.warn("lock '{}' acquired with TTL {}: it is refreshed every {}, faster than GCS's one write per second "
-                    + "to one object, so refreshes may be rejected with 429 (fine against the emulator)", name, ttl,
-                    timing.refreshInterval());
-        }
-        return timing;
     }
 
     private Optional<Lease> tryAcquireOnce(String name, LeaseTiming timing) {
@@ -328,63 +298,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
     }
 
-    /**
-     * The store for calls made for a lease of {@code timing} (rule 15): each call must fail well before the
-     * lease's deadline so that the next refresh can still run, so a lease whose TTL is shorter than the
-     * registry's gets calls bounded by TTL/3 (the registry's own default rule) instead of the registry's
-     * operation timeout — a 10 s timeout would outlast a 2 s lease's whole deadline.
-     */
+    // Called from the acquire paths: the store for a lease's timing (rule 15), and the hand-out of a lease.
     private LockStore storeFor(LeaseTiming timing) {
-        Duration third = Duration.ofMillis(Math.max(1, timing.ttl().toMillis() / 3));
-        return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;
+        return context.storeFor(timing);
     }
 
-    private GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {
-        return new GcsLease(callbacks, name, object.getBlobId(), object.getGeneration(),
-                object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, timing);
-    }
-
-    /**
-     * Hands out a lease the caller's attempt created: registers it (refreshed, released by close()) and
-     * tells the listeners. The caller holds the slot's permit; if this throws, the permit is given back
-     * here and the lock object deleted, so a lease that is not handed out never stays behind.
-     */
     private Lease own(LocalSlot slot, GcsLease lease) {
-        boolean registered = false;
-        synchronized (lifecycle) {
-            if (!closed) {
-                holds.own(slot, lease);
-                keeper.start(lease);
-                registered = true;
-            }
-        }
-        if (!registered) {
-            // The create raced close(): close() has already released its snapshot of the held leases and
-            // stopped the refresher, so nobody would refresh or release this one. Delete it now.
-            log.info("lock '{}': the registry was closed while the lock was being acquired; deleting it again", lease.name());
-            release.deleteUnhandedOut(lease);
-            slot.permit.release();
-            throw closedException(lease.name());
-        }
-        log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
-        Long before = fencing.regressedFrom(lease);
-        try {
-            if (before != null) {
-                log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
-                        + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
-                        + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before);
-                listeners.fencingTokenRegression(lease, before);
-            }
-            listeners.acquired(lease); // first among the lease's events (rule 20)
-        } catch (Error e) {
-            // Listeners swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
-            // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
-            // release it here instead of leaving it held and refreshed for the life of the process.
-            log.warn("lock '{}': a listener failed while the lock was handed out ({}); releasing it", lease.name(), e.toString());
-            release.releaseNow(lease);
-            throw e;
-        }
-        return lease;
+        return issuer.own(slot, lease);
     }
 
     // ------------------------------------------------------------------ release
@@ -435,7 +355,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         }
         lease.checkHealthy();
         checkOpen(target.name());
-        LeaseTiming next = ttl == null ? target.target() : timingFor(target.name(), ttl);
+        LeaseTiming next = ttl == null ? target.target() : context.timingFor(target.name(), ttl);
         if (!keeper.refreshNow(target, next)) {
             target.checkHealthy();
             throw new GcsLockException(target.name(), "lock '" + target.name() + "' could not be renewed now: GCS did "
@@ -528,25 +448,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
     @Override
     public void close() {
-        List<GcsLease> held;
-        synchronized (lifecycle) {
-            if (closed) {
-                return;
-            }
-            closed = true;
-            held = holds.live();
-        }
-        closing.countDown(); // wakes every waiter; each fails with "closed"
-
-        if (!held.isEmpty()) {
-            log.info("releasing {} held lock(s) on shutdown", held.size());
-        }
-        for (GcsLease lease : held) {
-            release.releaseNow(lease);
-        }
-        // A release already running on the refresher (a hold-at-least release that came due) is not in
-        // this loop's hands: let it finish, bounded, so that close() never leaves an object of ours behind.
-        keeper.close(releaseBound);
+        issuer.close(closing::countDown); // wakes every waiter; each fails with "closed"
     }
 
     // ------------------------------------------------------------------ engine internals
@@ -560,85 +462,16 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return nanoTime.getAsLong();
     }
 
-    /** GCS time as well as we can tell: the proven lower bound once we have seen a reply, else our clock. */
-    private Instant estimatedGcsNow() {
-        Instant bound = store.gcsTime().lowerBoundNow();
-        return bound != null ? bound : clock.instant();
-    }
-
-    /** The registry as its engine parts see it: {@link AcquireAttempt}, {@link GcsLease}, {@link LeaseKeeper}. */
-    private final class EngineCallbacks implements AcquireAttempt.Engine, GcsLease.Engine, LeaseKeeper.Engine {
-        @Override
-        public boolean isLive(String leaseId) {
-            return holds.isLive(leaseId);
-        }
-
-        @Override
-        public LockInfo info(String name, Blob object) {
-            return inspector.info(name, object);
-        }
-
-        @Override
-        public void tookOver(String name, LockInfo stale) {
-            listeners.tookOver(name, stale);
-        }
-
-        @Override
-        public GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos,
-                LeaseTiming timing) {
-            return GcsLockRegistry.this.newLease(name, object, leaseId, acquiredAt, sentNanos, timing);
-        }
-
-        @Override
-        public Instant estimatedGcsNow() {
-            return GcsLockRegistry.this.estimatedGcsNow();
-        }
-
-        @Override
-        public Instant estimatedGcsNowOrNull() {
-            return store.gcsTime().lowerBoundNow();
-        }
-
-        @Override
-        public long nanoTime() {
-            return nanoTime.getAsLong();
-        }
-
-        @Override
-        public Listeners listeners() {
-            return listeners;
-        }
-
-        @Override
-        public void releaseHold(GcsLease lease) {
-            release.releaseHold(lease);
-        }
-
-        @Override
-        public boolean isOurs(Blob object, String leaseId) {
-            return me.isOurs(object, leaseId);
-        }
-
-        @Override
-        public LockStore storeFor(LeaseTiming timing) {
-            return GcsLockRegistry.this.storeFor(timing);
-        }
-    }
-
     private void checkOpen() {
-        if (closed) {
+        if (issuer.isClosed()) {
             throw new IllegalStateException("this GcsLockRegistry is closed");
         }
     }
 
     private void checkOpen(String name) {
-        if (closed) {
-            throw closedException(name);
+        if (issuer.isClosed()) {
+            throw LeaseIssuer.closedException(name);
         }
-    }
-
-    private static IllegalStateException closedException(String name) {
-        return new IllegalStateException("lock '" + name + "' was not acquired: this GcsLockRegistry was closed");
     }
 
     private static long saturatedNanos(Duration d) {
@@ -661,39 +494,22 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /** Settings of a {@link GcsLockRegistry}; {@link #build()} validates them and checks the bucket. */
     public static final class Builder {
         private final Storage storage;
-        private final String bucket;
-        private String prefix = "gcslock/";
-        private Duration ttl = Duration.ofMinutes(5);
-        private Duration refreshInterval;
-        private int maxRefreshFailures = 3;
-        private Duration safetyMargin;
-        private Duration operationTimeout;
-        private Duration backoffInitial = Duration.ofSeconds(1);
-        private Duration backoffMax = Duration.ofSeconds(30);
-        private double backoffMultiplier = 2.0;
-        private Clock clock = Clock.systemUTC();
-        private LongSupplier nanoTime = System::nanoTime;
-        private String identity;
-        private String applicationName;
-        private boolean verifyBucket = true;
-        private int refresherThreads = 2;
-        private Duration writeRateWindow = Duration.ofSeconds(1);
-        private final List<LockEventListener> listeners = new ArrayList<>();
+        private final RegistryDraft draft;
 
         private Builder(Storage storage, String bucket) {
             this.storage = Objects.requireNonNull(storage, "storage");
-            this.bucket = bucket;
+            this.draft = new RegistryDraft(bucket);
         }
 
         /** Object name prefix of lock objects (default {@code gcslock/}). May be empty. */
         public Builder prefix(String prefix) {
-            this.prefix = prefix;
+            draft.prefix = prefix;
             return this;
         }
 
         /** How long a lock survives its holder's silence (default 5 minutes). Stored in each lock object. */
         public Builder ttl(Duration ttl) {
-            this.ttl = ttl;
+            draft.ttl = ttl;
             return this;
         }
 
@@ -703,13 +519,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
          * that setting only the TTL always gives a valid combination.
          */
         public Builder refreshInterval(Duration refreshInterval) {
-            this.refreshInterval = refreshInterval;
+            draft.refreshInterval = refreshInterval;
             return this;
         }
 
         /** Consecutive failed refreshes after which a lease is declared lost (default 3). */
         public Builder maxRefreshFailures(int maxRefreshFailures) {
-            this.maxRefreshFailures = maxRefreshFailures;
+            draft.maxRefreshFailures = maxRefreshFailures;
             return this;
         }
 
@@ -718,51 +534,51 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
          * (default: the smaller of TTL/5 and half of TTL minus the refresh interval).
          */
         public Builder safetyMargin(Duration safetyMargin) {
-            this.safetyMargin = safetyMargin;
+            draft.safetyMargin = safetyMargin;
             return this;
         }
 
         /** Upper bound of one lock operation including the client's own retries (default: the smaller of 10 s and TTL/3). */
         public Builder operationTimeout(Duration operationTimeout) {
-            this.operationTimeout = operationTimeout;
+            draft.operationTimeout = operationTimeout;
             return this;
         }
 
         /** Backoff between attempts while waiting: initial delay, cap and multiplier (default 1 s, 30 s, 2). */
         public Builder backoff(Duration initial, Duration max, double multiplier) {
-            this.backoffInitial = initial;
-            this.backoffMax = max;
-            this.backoffMultiplier = multiplier;
+            draft.backoffInitial = initial;
+            draft.backoffMax = max;
+            draft.backoffMultiplier = multiplier;
             return this;
         }
 
         /** Wall clock for the informational timestamps written into lock objects; never used to judge staleness. */
         public Builder clock(Clock clock) {
-            this.clock = Objects.requireNonNull(clock, "clock");
+            draft.clock = Objects.requireNonNull(clock, "clock");
             return this;
         }
 
         /** Monotonic nanosecond source (default {@link System#nanoTime()}); for tests. */
         public Builder ticker(LongSupplier nanoTime) {
-            this.nanoTime = Objects.requireNonNull(nanoTime, "ticker");
+            draft.nanoTime = Objects.requireNonNull(nanoTime, "ticker");
             return this;
         }
 
         /** A label for people reading lock objects (default application@host:pid); a random part is always added. */
         public Builder identity(String identity) {
-            this.identity = identity;
+            draft.identity = identity;
             return this;
         }
 
         /** The application name written into lock objects. */
         public Builder applicationName(String applicationName) {
-            this.applicationName = applicationName;
+            draft.applicationName = applicationName;
             return this;
         }
 
         /** Whether {@link #build()} reads the bucket to check it exists and suits locks (default true). */
         public Builder verifyBucket(boolean verifyBucket) {
-            this.verifyBucket = verifyBucket;
+            draft.verifyBucket = verifyBucket;
             return this;
         }
 
@@ -772,30 +588,25 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
          * once. Shorter only for emulators that scale the limit down.
          */
         public Builder writeRateWindow(Duration writeRateWindow) {
-            this.writeRateWindow = Objects.requireNonNull(writeRateWindow, "writeRateWindow");
+            draft.writeRateWindow = Objects.requireNonNull(writeRateWindow, "writeRateWindow");
             return this;
         }
 
         /** Threads of the shared refresh scheduler (default 2). */
         public Builder refresherThreads(int threads) {
-            this.refresherThreads = threads;
+            draft.refresherThreads = threads;
             return this;
         }
 
         /** Adds a listener. */
         public Builder listener(LockEventListener listener) {
-            this.listeners.add(Objects.requireNonNull(listener, "listener"));
+            draft.listeners.add(Objects.requireNonNull(listener, "listener"));
             return this;
         }
 
         /** The refresh interval as {@link #build()} would derive it (for tests of the default). */
         Duration effectiveRefreshInterval() {
-            return settings().effectiveRefreshInterval();
-        }
-
-        private LockSettings settings() {
-            return new LockSettings(bucket, prefix, ttl, refreshInterval, maxRefreshFailures, safetyMargin,
-                    operationTimeout, backoffInitial, backoffMax, backoffMultiplier, writeRateWindow, refresherThreads);
+            return draft.settings().effectiveRefreshInterval();
         }
 
         /**
@@ -805,12 +616,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
          * @throws GcsLockException if the bucket does not exist or cannot hold locks
          */
         public GcsLockRegistry build() {
-            LockSettings settings = settings().validated();
+            LockSettings settings = draft.settings().validated();
             // Anchors older than two TTLs are dropped: the monotonic clock drifts too, and a kept anchor's
             // error grows with its age (a contender with a fast clock would deem a live lock stale; rule 6).
-            LockStore store = LockStore.open(storage, settings.operationTimeout(), bucket, prefix,
-                    new GcsTimeEstimator(nanoTime, settings.ttl().multipliedBy(2)), nanoTime);
-            if (verifyBucket) {
+            LockStore store = LockStore.open(storage, settings.operationTimeout(), settings.bucket(), settings.prefix(),
+                    new GcsTimeEstimator(draft.nanoTime, settings.ttl().multipliedBy(2)), draft.nanoTime);
+            if (draft.verifyBucket) {
                 BucketCheck.check(store);
             }
             Duration refreshInterval = settings.refreshInterval();
@@ -818,7 +629,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 log.warn("gcslock refresh interval {} is below 1 s: GCS allows about one write per second to one "
                         + "object, so refreshes may be rejected with 429 (fine against the emulator)", refreshInterval);
             }
-            return new GcsLockRegistry(this, settings, store);
+            return new GcsLockRegistry(draft, settings, store);
         }
     }
 }

@@ -1,0 +1,180 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import io.github.gcslock.LocalHolds.LocalSlot;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+
+/**
+ * Hands out leases, and takes them all back when the registry closes. Builds the lease of an object an
+ * {@link AcquireAttempt} created or adopted, registers it (kept by the {@link LeaseKeeper}, released by
+ * close), checks its fencing token (rule 18) and tells the listeners first (rule 20). Handing out and
+ * closing are serialised (rule 14): a lease is either handed out before close() takes its snapshot, or
+ * its object is deleted again. It is the {@link AcquireAttempt}'s and every {@link GcsLease}'s view of the
+ * engine.
+ */
+final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
+
+    private static final Logger log = LoggerFactory.getLogger(LeaseIssuer.class);
+
+    private final EngineContext context;
+    private final Listeners listeners;
+    /** Per name: the local permit, its owner thread and hold count (rules 13, 17); the leases held. */
+    private final LocalHolds holds;
+    private final LeaseKeeper keeper;
+    private final LeaseRelease release;
+    private final LockInspector inspector;
+    /** Per name, the highest generation seen: a fencing token that did not increase is reported (rule 18). */
+    private final FencingRecord fencing;
+    /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
+    private final Duration releaseBound;
+    /**
+     * Serialises handing out a lease with {@link #close()}: a create that finishes while close() runs
+     * either registers its lease before close() takes its snapshot (and close() releases it) or sees
+     * the registry closed (and deletes its object). Without it the lease escapes unrefreshed.
+     */
+    private final Object lifecycle = new Object();
+    private volatile boolean closed;
+
+    LeaseIssuer(EngineContext context, LocalHolds holds, LeaseKeeper keeper, LeaseRelease release,
+                LockInspector inspector, FencingRecord fencing, Duration releaseBound) {
+        this.context = context;
+        this.listeners = context.listeners();
+        this.holds = holds;
+        this.keeper = keeper;
+        this.release = release;
+        this.inspector = inspector;
+        this.fencing = fencing;
+        this.releaseBound = releaseBound;
+    }
+
+    boolean isClosed() {
+        return closed;
+    }
+
+    /**
+     * Hands out a lease the caller's attempt created: registers it (refreshed, released by close()) and
+     * tells the listeners. The caller holds the slot's permit; if this throws, the permit is given back
+     * here and the lock object deleted, so a lease that is not handed out never stays behind.
+     */
+    Lease own(LocalSlot slot, GcsLease lease) {
+        boolean registered = false;
+        synchronized (lifecycle) {
+            if (!closed) {
+                holds.own(slot, lease);
+                keeper.start(lease);
+                registered = true;
+            }
+        }
+        if (!registered) {
+            // The create raced close(): close() has already released its snapshot of the held leases and
+            // stopped the refresher, so nobody would refresh or release this one. Delete it now.
+            log.info("lock '{}': the registry was closed while the lock was being acquired; deleting it again", lease.name());
+            release.deleteUnhandedOut(lease);
+            slot.permit.release();
+            throw closedException(lease.name());
+        }
+        log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
+        Long before = fencing.regressedFrom(lease);
+        try {
+            if (before != null) {
+                log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
+                        + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
+                        + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before);
+                listeners.fencingTokenRegression(lease, before);
+            }
+            listeners.acquired(lease); // first among the lease's events (rule 20)
+        } catch (Error e) {
+            // Listeners swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
+            // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
+            // release it here instead of leaving it held and refreshed for the life of the process.
+            log.warn("lock '{}': a listener failed while the lock was handed out ({}); releasing it", lease.name(), e.toString());
+            release.releaseNow(lease);
+            throw e;
+        }
+        return lease;
+    }
+
+    /**
+     * Closes: no lease is handed out from now on; every lease handed out until now is released (deleting
+     * its lock object). {@code wakeWaiters} runs once the registry counts as closed, before the releases.
+     * Idempotent.
+     */
+    void close(Runnable wakeWaiters) {
+        List<GcsLease> held;
+        synchronized (lifecycle) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            held = holds.live();
+        }
+        wakeWaiters.run();
+
+        if (!held.isEmpty()) {
+            log.info("releasing {} held lock(s) on shutdown", held.size());
+        }
+        for (GcsLease lease : held) {
+            release.releaseNow(lease);
+        }
+        // A release already running on the refresher (a hold-at-least release that came due) is not in
+        // this loop's hands: let it finish, bounded, so that close() never leaves an object of ours behind.
+        keeper.close(releaseBound);
+    }
+
+    static IllegalStateException closedException(String name) {
+        return new IllegalStateException("lock '" + name + "' was not acquired: this GcsLockRegistry was closed");
+    }
+
+    // ------------------------------------------------------------------ what an attempt and a lease ask
+
+    @Override
+    public GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {
+        return new GcsLease(this, name, object.getBlobId(), object.getGeneration(),
+                object.getMetageneration(), leaseId, acquiredAt, LockObject.updated(object), sentNanos, timing);
+    }
+
+    @Override
+    public boolean isLive(String leaseId) {
+        return holds.isLive(leaseId);
+    }
+
+    @Override
+    public LockInfo info(String name, Blob object) {
+        return inspector.info(name, object);
+    }
+
+    @Override
+    public void tookOver(String name, LockInfo stale) {
+        listeners.tookOver(name, stale);
+    }
+
+    @Override
+    public Instant estimatedGcsNow() {
+        return context.estimatedGcsNow();
+    }
+
+    @Override
+    public Instant estimatedGcsNowOrNull() {
+        return context.estimatedGcsNowOrNull();
+    }
+
+    @Override
+    public long nanoTime() {
+        return context.nanoTime();
+    }
+
+    @Override
+    public Listeners listeners() {
+        return listeners;
+    }
+
+    @Override
+    public void releaseHold(GcsLease lease) {
+        release.releaseHold(lease);
+    }
+}

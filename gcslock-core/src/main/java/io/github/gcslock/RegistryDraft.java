@@ -1,0 +1,43 @@
+package io.github.gcslock;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.LongSupplier;
+
+/**
+ * What a {@link GcsLockRegistry.Builder} has been told so far, with the defaults of the settings that
+ * have a fixed one (a null duration: not set, derived by {@link LockSettings#validated()}). Nothing is
+ * checked here: {@link LockSettings} validates and names the setting at fault (rule 19).
+ */
+final class RegistryDraft {
+    final String bucket;
+    String prefix = "gcslock/";
+    Duration ttl = Duration.ofMinutes(5);
+    Duration refreshInterval;
+    int maxRefreshFailures = 3;
+    Duration safetyMargin;
+    Duration operationTimeout;
+    Duration backoffInitial = Duration.ofSeconds(1);
+    Duration backoffMax = Duration.ofSeconds(30);
+    double backoffMultiplier = 2.0;
+    Duration writeRateWindow = Duration.ofSeconds(1);
+    int refresherThreads = 2;
+    Clock clock = Clock.systemUTC();
+    LongSupplier nanoTime = System::nanoTime;
+    String identity;
+    String applicationName;
+    boolean verifyBucket = true;
+    final List<LockEventListener> listeners = new ArrayList<>();
+
+    RegistryDraft(String bucket) {
+        this.bucket = bucket;
+    }
+
+    /** The settings as given (not yet validated, defaults not yet derived). */
+    LockSettings settings() {
+        return new LockSettings(bucket, prefix, ttl, refreshInterval, maxRefreshFailures, safetyMargin,
+                operationTimeout, backoffInitial, backoffMax, backoffMultiplier, writeRateWindow, refresherThreads);
+    }
+}
