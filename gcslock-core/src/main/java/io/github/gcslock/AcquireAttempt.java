@@ -158,7 +158,8 @@ final class AcquireAttempt {
         }
         ContentionHistory.Sighting before = history.sighting(name);
         // This process released it last, cleanly (its object deleted): objects of the name are young from then.
-        Long cleanRelease = before == null ? history.cleanRelease(name) : null;
+        ContentionHistory.CleanRelease clean = before == null ? history.cleanRelease(name) : null;
+        Long cleanRelease = clean == null ? null : clean.sentNanos();
         long fresh = freshFor(before, timing);
         // Right after our create met 429 (the holder's delete was under a write window ago), the name was free
         // a moment ago: create at once, a read would only say so again.
@@ -209,7 +210,17 @@ final class AcquireAttempt {
 
     /** This process released {@code name} and its DELETE, sent at {@code sentNanos}, deleted the object (rule 16). */
     void releasedCleanly(String name, long sentNanos) {
-        history.releasedCleanly(name, sentNanos);
+        history.releasedCleanly(name, sentNanos, nanoTime.getAsLong());
+    }
+
+    /**
+     * How long until one write window has passed since this process's clean release of {@code name} (its
+     * DELETE was served before its reply came): a create sooner would only meet 429 from GCS's write limit on
+     * one object (rule 16). 0 if there is none, or it has passed.
+     */
+    long nanosUntilOwnWriteWindowEnds(String name) {
+        ContentionHistory.CleanRelease clean = history.cleanRelease(name);
+        return clean == null ? 0 : Math.max(0, clean.repliedNanos() + pacing.writeRateWindow().toNanos() - nanoTime.getAsLong());
     }
 
     /** The holder this process last saw of {@code name}, or null. */

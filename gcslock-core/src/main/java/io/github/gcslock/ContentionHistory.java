@@ -59,10 +59,10 @@ final class ContentionHistory {
         }
     };
 
-    /** Send times of this process's last release of a name whose DELETE deleted its object. */
-    private final Map<String, Long> cleanReleases = new LinkedHashMap<>(16, 0.75f, true) {
+    /** This process's last release of a name whose DELETE deleted its object. */
+    private final Map<String, CleanRelease> cleanReleases = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+        protected boolean removeEldestEntry(Map.Entry<String, CleanRelease> eldest) {
             return size() > MAX_NAMES;
         }
     };
@@ -121,13 +121,17 @@ final class ContentionHistory {
      * any object of the name from then on is younger than that, and none of ours is left behind (so a one-shot
      * that loses the next race needs no read to tell a leak of ours or a stale object, rule 16).
      */
-    synchronized void releasedCleanly(String name, long sentNanos) {
-        cleanReleases.put(name, sentNanos);
+    synchronized void releasedCleanly(String name, long sentNanos, long repliedNanos) {
+        cleanReleases.put(name, new CleanRelease(sentNanos, repliedNanos));
     }
 
-    /** When this process last released {@code name} cleanly ({@link #releasedCleanly}), or null. */
-    synchronized Long cleanRelease(String name) {
+    /** This process's last clean release of {@code name} ({@link #releasedCleanly}), or null. */
+    synchronized CleanRelease cleanRelease(String name) {
         return cleanReleases.get(name);
+    }
+
+    /** A release whose DELETE deleted our object: sent at {@code sentNanos}, its reply read at {@code repliedNanos}. */
+    record CleanRelease(long sentNanos, long repliedNanos) {
     }
 
     /** A create of {@code name} sent at {@code sentNanos} ended without us learning whether it committed. */

@@ -248,6 +248,13 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                     throw new LockNotAcquiredException(name, maxWait, holder, null, true);
                 }
             }
+            // Rule 16: this process released the name cleanly under a write window ago (the releasing thread
+            // coming back, or the next of its threads): a create now would only meet 429; wait the window out.
+            long ownWindow = budget > 0 ? attempts.nanosUntilOwnWriteWindowEnds(name) : 0;
+            if (ownWindow > 0 && closing.await(Math.min(ownWindow, Math.max(0, budget - (nanoTime.getAsLong() - start))),
+                    TimeUnit.NANOSECONDS)) {
+                checkOpen(name); // close() woke us
+            }
             boolean held = true;
             for (int n = 0; ; n++) {
                 checkOpen(name);
