@@ -244,6 +244,8 @@ final class AcquireAttempt {
         boolean sawFree = false;
         // ... or this process knew the name's objects young recently enough (Start.CREATE_REFUSING_UNREAD).
         boolean knownYoung = start == Start.CREATE_REFUSING_UNREAD;
+        // A single-try create failed transiently: create again through the caller's store, which retries by itself.
+        boolean throughRetryingClient = false;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
@@ -259,7 +261,8 @@ final class AcquireAttempt {
                 now = clock.instant();
                 // After seeing the name free, create through the client that does not retry by itself, so that
                 // a 412 cannot come from an unseen try of our own (see the refusal below).
-                LockStore creator = (sawFree || knownYoung) && !unknownCreates.mayHaveCommittedUnseen() ? store.singleTry() : store;
+                LockStore creator = !throughRetryingClient && (sawFree || knownYoung) && !unknownCreates.mayHaveCommittedUnseen()
+                        ? store.singleTry() : store;
                 boolean singleTry = creator.singleTry() == creator;
                 try {
                     Blob created = creator.create(
@@ -276,9 +279,14 @@ final class AcquireAttempt {
                             throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
                                     + "to creating lock object '" + id.getName() + "')", e);
                         }
-                        unknownCreates.record(sent); // a lost reply or a timeout: it may have committed
-                        history.createOutcomeUnknown(name, sent); // ... even after this call has ended (slow request)
+                        // A 429 to a single try: GCS refused it (its write limit), so it did not commit. Any other
+                        // failure (through the retrying client, a 429 may follow an earlier try that did commit):
+                        if (!(singleTry && e.getCode() == 429)) {
+                            unknownCreates.record(sent); // a lost reply or a timeout: it may have committed
+                            history.createOutcomeUnknown(name, sent); // ... even after this call has ended (slow request)
+                        }
                         if (creator != store && LockStore.isTransient(e)) {
+                            throughRetryingClient = true;
                             continue; // the caller's store retries by itself: create again through it (a 412 is then read)
                         }
                         throw e;

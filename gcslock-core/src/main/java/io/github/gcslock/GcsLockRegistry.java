@@ -1,8 +1,6 @@
 package io.github.gcslock;
 
 import com.google.cloud.storage.Storage;
-import com.google.cloud.storage.StorageException;
-import io.github.gcslock.LocalHolds.LocalSlot;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -13,8 +11,6 @@ import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Lock;
 import java.util.function.LongSupplier;
 
@@ -22,13 +18,14 @@ import java.util.function.LongSupplier;
  * The lock engine: distributed locks held as objects in one GCS bucket, following Hongli Lai's
  * robust Cloud Storage lock with the improvements numbered as rules in {@code docs/DESIGN.md}.
  *
- * <p>This class is the facade: the public API, the wait loop, handing out a lease and {@link #close()}.
- * One attempt (create, or read and adopt / retake / take over) is an {@link AcquireAttempt}; a waiting
- * acquire repeats it, paced by {@link WaitPacing}. Local queueing and reentrancy are {@link LocalHolds};
- * held leases are kept (refreshed, their deadlines enforced) by the {@link LeaseKeeper} and ended by
- * {@link LeaseRelease} (a delete with the same preconditions); {@link LockInspector} reads lock objects for
- * people; {@link Listeners} tells the listeners. Every GCS request goes through the {@link LockStore}. None
- * of these parts refers to this class (see the code map in {@code docs/DESIGN.md}).
+ * <p>This class is the facade: the public API, {@link #close()} and the {@link Builder}. Acquire calls (local
+ * queueing, the wait loop and its pace) are the {@link Acquirer}'s; one attempt (create, or read and adopt /
+ * retake / take over) is an {@link AcquireAttempt}, and the {@link LeaseIssuer} hands out what it created.
+ * Local holds and reentrancy are {@link LocalHolds}; held leases are kept (refreshed, their deadlines enforced)
+ * by the {@link LeaseKeeper} and ended by {@link LeaseRelease} (a delete with the same preconditions);
+ * {@link LockInspector} reads lock objects for people; {@link Listeners} tells the listeners. Every GCS request
+ * goes through the {@link LockStore}. None of these parts refers to this class (see the code map in
+ * {@code docs/DESIGN.md}).
  *
  * <p>Uncontended acquire + release costs exactly two GCS requests; a refresh costs one.
  *
@@ -38,12 +35,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(GcsLockRegistry.class);
 
-    /** Every GCS request; its {@link LockStore#singleTry()} view serves the attempts of a waiting acquire. */
-    private final LockStore store;
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
-    private final WaitPacing pacing;
     private final LongSupplier nanoTime;
     private final ProcessIdentity me;
     /** Every listener, told safely; on the right thread (rule 20). */
@@ -55,6 +49,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /** Hands out the leases attempts create, and takes them back on close (rule 14). */
     private final LeaseIssuer issuer;
     private final AcquireAttempt attempts;
+    /** Acquire calls: one-shot and waiting, local queueing, the wait loop (rules 16, 17). */
+    private final Acquirer acquirer;
     private final LeaseKeeper keeper;
     /** Lock objects read for people (inspect, list), and the {@link LockInfo} of an object the protocol read. */
     private final LockInspector inspector;
@@ -62,15 +58,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final LeaseRelease release;
     /** Holds taken through {@link #obtain} views: every view of one name is one lock. */
     private final GcsDistributedLock.Holds lockViewHolds = new GcsDistributedLock.Holds();
-    /** Counted down by close(): wakes every thread sleeping in acquire's wait loop at once. */
-    private final CountDownLatch closing = new CountDownLatch(1);
 
     private GcsLockRegistry(RegistryDraft b, LockSettings settings, LockStore store) {
-        this.store = store;
         this.bucket = settings.bucket();
         this.prefix = settings.prefix();
         this.ttl = settings.ttl();
-        this.pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
+        WaitPacing pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
         this.nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
         this.listeners = new Listeners(b.listeners, nanoTime);
@@ -85,6 +78,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         Duration releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
         this.issuer = new LeaseIssuer(context, holds, keeper, release, inspector, fencing, releaseBound);
         this.attempts = new AcquireAttempt(bucket, me, b.clock, nanoTime, pacing, issuer);
+        this.acquirer = new Acquirer(prefix, store, context, holds, attempts, issuer, pacing);
     }
 
     private void releasedCleanly(String name, long sentNanos) {
@@ -118,7 +112,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Optional<Lease> lease = Optional.empty();
         try {
-            lease = tryAcquireOnce(name, context.timingFor(name, ttl));
+            lease = acquirer.tryOnce(name, context.timingFor(name, ttl));
             outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
             return lease;
         } finally {
@@ -145,7 +139,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Lease lease = null;
         try {
-            lease = acquireWaiting(name, maxWait, context.timingFor(name, ttl));
+            lease = acquirer.waitFor(name, maxWait, context.timingFor(name, ttl));
             outcome = AcquireOutcome.ACQUIRED;
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -156,162 +150,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
                 listeners.acquireFinished(name, outcome, start);
             }
         }
-    }
-
-    private Optional<Lease> tryAcquireOnce(String name, LeaseTiming timing) {
-        checkOpen();
-        LockObject.validateName(prefix, name);
-        LocalSlot slot = holds.pin(name);
-        try {
-            return tryAcquireOnce(name, slot, timing);
-        } finally {
-            holds.unpin(name, slot);
-        }
-    }
-
-    private Optional<Lease> tryAcquireOnce(String name, LocalSlot slot, LeaseTiming timing) {
-        Lease reentrant = holds.reenter(slot, name);
-        if (reentrant != null) {
-            return Optional.of(reentrant);
-        }
-        listeners.acquireStarted(name, AcquireMode.TRY);
-        if (!slot.permit.tryAcquire()) {
-            return Optional.empty(); // another thread of this process holds it or is asking GCS right now
-        }
-        boolean acquired = false;
-        try {
-            checkOpen(name);
-            // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
-            // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
-            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), storeFor(timing), new AcquireAttempt.UnknownCreates(), timing, true, false);
-            if (result.lease() != null) {
-                acquired = true;
-                return Optional.of(own(slot, result.lease()));
-            }
-            listeners.notAcquired(name, result.holder());
-            return Optional.empty();
-        } catch (StorageException e) {
-            throw store.unavailable(name, e);
-        } finally {
-            if (!acquired) {
-                slot.permit.release();
-            }
-        }
-    }
-
-    private Lease acquireWaiting(String name, Duration maxWait, LeaseTiming timing) throws InterruptedException {
-        checkOpen();
-        LockObject.validateName(prefix, name);
-        requireNonNegative("maxWait", maxWait);
-        LocalSlot slot = holds.pin(name);
-        try {
-            return acquireWaiting(name, maxWait, slot, timing);
-        } finally {
-            holds.unpin(name, slot);
-        }
-    }
-
-    private Lease acquireWaiting(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing) throws InterruptedException {
-        long start = nanoTime.getAsLong();
-        long budget = saturatedNanos(maxWait);
-        Lease reentrant = holds.reenter(slot, name);
-        if (reentrant != null) {
-            return reentrant;
-        }
-        listeners.acquireStarted(name, AcquireMode.WAIT);
-        if (!slot.permit.tryAcquire(budget, TimeUnit.NANOSECONDS)) {
-            throw new LockNotAcquiredException(name, maxWait, null, null);
-        }
-        boolean acquired = false;
-        try {
-            // close() while this thread queued on the local permit: the thread that had it was woken by
-            // close() and gave it up; so do we, rather than start asking GCS for a closed registry.
-            checkOpen(name);
-            // One lease id for the whole wait: if a create's reply is lost and the client gives up, our
-            // next attempt finds the object with this id and adopts it instead of waiting out the TTL.
-            String leaseId = ProcessIdentity.randomHex(8);
-            // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
-            // written the object we later adopt, so the adopted object is dated from the earliest.
-            AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
-            LockInfo holder = attempts.lastSeenHolder(name);
-            StorageException lastError = null;
-            // Rule 16: a process that has been seeing the name held (over earlier calls too: a follower calling
-            // tryLock(500 ms) back to back) keeps its pace: a look that is not due yet is waited for, not sent.
-            // A wait of zero is one-shot and always asks.
-            long left = budget - (nanoTime.getAsLong() - start);
-            long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;
-            if (untilDue > 0) {
-                if (closing.await(Math.min(untilDue, left), TimeUnit.NANOSECONDS)) {
-                    checkOpen(name); // close() woke us
-                }
-                if (untilDue > left) {
-                    throw new LockNotAcquiredException(name, maxWait, holder, null, true);
-                }
-            }
-            // Rule 16: this process released the name cleanly under a write window ago (the releasing thread
-            // coming back, or the next of its threads): a create now would only meet 429; wait the window out.
-            long ownWindow = budget > 0 ? attempts.nanosUntilOwnWriteWindowEnds(name) : 0;
-            if (ownWindow > 0 && closing.await(Math.min(ownWindow, Math.max(0, budget - (nanoTime.getAsLong() - start))),
-                    TimeUnit.NANOSECONDS)) {
-                checkOpen(name); // close() woke us
-            }
-            boolean held = true;
-            for (int n = 0; ; n++) {
-                checkOpen(name);
-                try {
-                    held = false;
-                    // Read first once the lock was seen held (1 request a look, not a create + read); create
-                    // when it is gone, take over when stale (rules 2-5, 16). A wait of zero is one-shot.
-                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, storeFor(timing).singleTry(), unknownCreates, timing, budget == 0,
-                            lastError != null && lastError.getCode() == 429);
-                    if (result.lease() != null) {
-                        acquired = true;
-                        return own(slot, result.lease());
-                    }
-                    holder = result.holder();
-                    held = result.held();
-                    lastError = null;
-                    listeners.notAcquired(name, result.holder());
-                } catch (StorageException e) {
-                    if (!LockStore.isTransient(e)) {
-                        throw store.unavailable(name, e);
-                    }
-                    lastError = e;
-                    log.debug("lock '{}': transient GCS error while acquiring, will retry: {}", name, e.getMessage());
-                }
-                long remaining = budget - (nanoTime.getAsLong() - start);
-                if (remaining <= 0) {
-                    throw new LockNotAcquiredException(name, maxWait, holder, lastError, held);
-                }
-                // Rule 16: after a 429 the write window, after other errors the backoff, after seeing a holder
-                // the next look the attempt scheduled (its interval grows with the time waited).
-                long delay = lastError != null ? pacing.afterError(lastError, n).toNanos()
-                        : held && attempts.nanosUntilNextLook(name) > 0 ? attempts.nanosUntilNextLook(name)
-                        : pacing.backoff().delay(n).toNanos();
-                long sleep = Math.min(remaining, delay);
-                if (closing.await(sleep, TimeUnit.NANOSECONDS)) {
-                    checkOpen(name); // close() woke us: fail now, not after the backoff
-                }
-                if (held && delay > remaining) {
-                    // The next look is not due within this call: no look at the deadline (it keeps its pace,
-                    // rule 16); the wait ends having seen the lock held.
-                    throw new LockNotAcquiredException(name, maxWait, holder, null, true);
-                }
-            }
-        } finally {
-            if (!acquired) {
-                slot.permit.release();
-            }
-        }
-    }
-
-    // Called from the acquire paths: the store for a lease's timing (rule 15), and the hand-out of a lease.
-    private LockStore storeFor(LeaseTiming timing) {
-        return context.storeFor(timing);
-    }
-
-    private Lease own(LocalSlot slot, GcsLease lease) {
-        return issuer.own(slot, lease);
     }
 
     // ------------------------------------------------------------------ release
@@ -325,7 +163,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public void releaseAfter(Lease lease, Duration delay) {
-        requireNonNegative("delay", delay);
+        LockSettings.requireNonNegative("delay", delay);
         if (lease instanceof ReentrantHold) {
             lease.release(); // a nested hold: the outermost hold decides when the lock goes
             return;
@@ -361,7 +199,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             throw new IllegalArgumentException("not a lease of this registry: " + lease);
         }
         lease.checkHealthy();
-        checkOpen(target.name());
+        issuer.checkOpen(target.name());
         LeaseTiming next = ttl == null ? target.target() : context.timingFor(target.name(), ttl);
         if (!keeper.refreshNow(target, next)) {
             target.checkHealthy();
@@ -455,7 +293,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
     @Override
     public void close() {
-        issuer.close(closing::countDown); // wakes every waiter; each fails with "closed"
+        issuer.close(acquirer::wakeWaiters); // wakes every waiter; each fails with "closed"
     }
 
     // ------------------------------------------------------------------ engine internals
@@ -467,33 +305,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     long nanoTime() {
         return nanoTime.getAsLong();
-    }
-
-    private void checkOpen() {
-        if (issuer.isClosed()) {
-            throw new IllegalStateException("this GcsLockRegistry is closed");
-        }
-    }
-
-    private void checkOpen(String name) {
-        if (issuer.isClosed()) {
-            throw LeaseIssuer.closedException(name);
-        }
-    }
-
-    private static long saturatedNanos(Duration d) {
-        try {
-            return d.toNanos();
-        } catch (ArithmeticException e) {
-            return Long.MAX_VALUE / 2;
-        }
-    }
-
-    private static void requireNonNegative(String what, Duration d) {
-        Objects.requireNonNull(d, what);
-        if (d.isNegative()) {
-            throw new GcsLockConfigurationException(what, what + " must not be negative, got " + d);
-        }
     }
 
     // ------------------------------------------------------------------ builder

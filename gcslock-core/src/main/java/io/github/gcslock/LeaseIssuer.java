@@ -52,8 +52,18 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
         this.releaseBound = releaseBound;
     }
 
-    boolean isClosed() {
-        return closed;
+    /** Throws if the registry is closed (a call that has not started). */
+    void checkOpen() {
+        if (closed) {
+            throw new IllegalStateException("this GcsLockRegistry is closed");
+        }
+    }
+
+    /** Throws if the registry is closed (a call for {@code name} under way: it fails with "closed"). */
+    void checkOpen(String name) {
+        if (closed) {
+            throw closedException(name);
+        }
     }
 
     /**

@@ -23,6 +23,22 @@ public class LockNotAcquiredException extends GcsLockException {
         this.waited = waited;
     }
 
+    /**
+     * A wait that made no request (rule 16): this process saw the name held recently (by {@code holder}, or by
+     * another process whose create beat ours) and its next look was not due within the wait.
+     */
+    static LockNotAcquiredException noLookDue(String lockName, Duration waited, LockInfo holder) {
+        return new LockNotAcquiredException(lockName, waited, holder, "lock '" + lockName + "' not acquired within "
+                + waited + ": this process saw it held by " + (holder != null ? holder.owner() : "another process")
+                + " recently and its next look was not due within the wait, so no request was made");
+    }
+
+    private LockNotAcquiredException(String lockName, Duration waited, LockInfo holder, String message) {
+        super(lockName, message, null);
+        this.holder = holder;
+        this.waited = waited;
+    }
+
     private static String message(String name, Duration waited, LockInfo holder, Throwable lastError, boolean heldElsewhere) {
         StringBuilder sb = new StringBuilder("lock '").append(name).append("' not acquired within ").append(waited);
         if (holder != null) {

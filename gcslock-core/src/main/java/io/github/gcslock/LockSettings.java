@@ -1,6 +1,7 @@
 package io.github.gcslock;
 
 import java.time.Duration;
+import java.util.Objects;
 
 /**
  * The settings of a registry as given to its builder (a null duration: not set, use the default),
@@ -119,6 +120,14 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
     private static void positive(String setting, Duration d) {
         if (d == null || d.isZero() || d.isNegative()) {
             throw new GcsLockConfigurationException(setting, setting + " must be a positive duration, got " + d);
+        }
+    }
+
+    /** A duration given to a call (a wait, a delay): null or negative is refused, naming it. */
+    static void requireNonNegative(String what, Duration d) {
+        Objects.requireNonNull(d, what);
+        if (d.isNegative()) {
+            throw new GcsLockConfigurationException(what, what + " must not be negative, got " + d);
         }
     }
 }

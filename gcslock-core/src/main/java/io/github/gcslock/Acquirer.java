@@ -1,0 +1,221 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.StorageException;
+import io.github.gcslock.LocalHolds.LocalSlot;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+/**
+ * Acquire calls: a one-shot attempt ({@code tryAcquire}) and a wait ({@code acquire}), with local queueing and
+ * reentrancy ({@link LocalHolds}, rule 17), the wait loop and its pace (rule 16), and the hand-out of what an
+ * {@link AcquireAttempt} created ({@link LeaseIssuer}). Only the thread holding a name's local permit sends
+ * requests for it; a waiter sleeps without it.
+ */
+final class Acquirer {
+
+    private static final Logger log = LoggerFactory.getLogger(Acquirer.class);
+
+    private final String prefix;
+    private final LockStore store;
+    private final EngineContext context;
+    private final LocalHolds holds;
+    private final AcquireAttempt attempts;
+    private final LeaseIssuer issuer;
+    private final WaitPacing pacing;
+    private final Listeners listeners;
+    private final LongSupplier nanoTime;
+    /** Counted down by close(): wakes every thread sleeping in the wait loop at once (rule 14). */
+    private final CountDownLatch closing = new CountDownLatch(1);
+
+    Acquirer(String prefix, LockStore store, EngineContext context, LocalHolds holds, AcquireAttempt attempts,
+             LeaseIssuer issuer, WaitPacing pacing) {
+        this.prefix = prefix;
+        this.store = store;
+        this.context = context;
+        this.holds = holds;
+        this.attempts = attempts;
+        this.issuer = issuer;
+        this.pacing = pacing;
+        this.listeners = context.listeners();
+        this.nanoTime = context::nanoTime;
+    }
+
+    /** Wakes every waiter (close()); each fails with "closed". */
+    void wakeWaiters() {
+        closing.countDown();
+    }
+
+    /** One attempt: the lease, or empty if another process — or another thread here, holding or asking — has it. */
+    Optional<Lease> tryOnce(String name, LeaseTiming timing) {
+        issuer.checkOpen();
+        LockObject.validateName(prefix, name);
+        LocalSlot slot = holds.pin(name);
+        try {
+            return tryOnce(name, slot, timing);
+        } finally {
+            holds.unpin(name, slot);
+        }
+    }
+
+    private Optional<Lease> tryOnce(String name, LocalSlot slot, LeaseTiming timing) {
+        Lease reentrant = holds.reenter(slot, name);
+        if (reentrant != null) {
+            return Optional.of(reentrant);
+        }
+        listeners.acquireStarted(name, AcquireMode.TRY);
+        if (!slot.permit.tryAcquire()) {
+            return Optional.empty(); // another thread of this process holds it or is asking GCS right now
+        }
+        boolean acquired = false;
+        try {
+            issuer.checkOpen(name);
+            // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
+            // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
+            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), context.storeFor(timing), new AcquireAttempt.UnknownCreates(), timing, true, false);
+            if (result.lease() != null) {
+                acquired = true;
+                return Optional.of(issuer.own(slot, result.lease()));
+            }
+            listeners.notAcquired(name, result.holder());
+            return Optional.empty();
+        } catch (StorageException e) {
+            throw store.unavailable(name, e);
+        } finally {
+            if (!acquired) {
+                slot.permit.release();
+            }
+        }
+    }
+
+    /** Waits up to {@code maxWait} for the lease. */
+    Lease waitFor(String name, Duration maxWait, LeaseTiming timing) throws InterruptedException {
+        issuer.checkOpen();
+        LockObject.validateName(prefix, name);
+        LockSettings.requireNonNegative("maxWait", maxWait);
+        LocalSlot slot = holds.pin(name);
+        try {
+            return waitFor(name, maxWait, slot, timing);
+        } finally {
+            holds.unpin(name, slot);
+        }
+    }
+
+    private Lease waitFor(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing) throws InterruptedException {
+        long budget = saturatedNanos(maxWait);
+        Lease reentrant = holds.reenter(slot, name);
+        if (reentrant != null) {
+            return reentrant;
+        }
+        listeners.acquireStarted(name, AcquireMode.WAIT);
+        // The budget runs from the announcement of the wait: a wait that ends at its budget without a last look
+        // (rule 16) lasts at least maxWait for whoever measures it from acquireStarted.
+        long start = nanoTime.getAsLong();
+        // One lease id for the whole wait: if a create's reply is lost and the client gives up, our
+        // next attempt finds the object with this id and adopts it instead of waiting out the TTL.
+        String leaseId = ProcessIdentity.randomHex(8);
+        // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
+        // written the object we later adopt, so the adopted object is dated from the earliest.
+        AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
+        LockInfo holder = attempts.lastSeenHolder(name);
+        StorageException lastError = null;
+        boolean held = false;
+        boolean asked = false;
+        for (int n = 0; ; ) {
+            issuer.checkOpen(name);
+            // Rule 16: a process that has been seeing the name held (over earlier calls too: a follower calling
+            // tryLock(500 ms) back to back, or another thread of it) keeps its pace: a look that is not due yet
+            // is waited for, not sent. A wait of zero is one-shot and always asks. The sleep is WITHOUT the name's
+            // local permit: a one-shot call of another thread here still makes its request meanwhile (a cron
+            // tick must not end with nobody asking because a waiter of this process was sleeping).
+            long left = budget - (nanoTime.getAsLong() - start);
+            long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;
+            if (untilDue > 0) {
+                boolean woken = closing.await(Math.min(untilDue, left), TimeUnit.NANOSECONDS);
+                if (woken) {
+                    issuer.checkOpen(name); // close() woke us
+                }
+                if (untilDue > left) {
+                    // The next look is not due within this call: no look at the deadline (it keeps its pace).
+                    throw asked ? new LockNotAcquiredException(name, maxWait, holder, null, true)
+                            : LockNotAcquiredException.noLookDue(name, maxWait, holder);
+                }
+                continue;
+            }
+            // Rule 16: this process released the name cleanly under a write window ago (the releasing thread
+            // coming back, or the next of its threads): a create now would only meet 429; wait the window out.
+            long ownWindow = budget > 0 && left > 0 ? attempts.nanosUntilOwnWriteWindowEnds(name) : 0;
+            if (ownWindow > 0) {
+                if (closing.await(Math.min(ownWindow, left), TimeUnit.NANOSECONDS)) {
+                    issuer.checkOpen(name); // close() woke us
+                }
+                continue;
+            }
+            if (!slot.permit.tryAcquire(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+                throw new LockNotAcquiredException(name, maxWait, null, lastError);
+            }
+            boolean acquired = false;
+            try {
+                // close() while this thread queued on the local permit: the thread that had it was woken by
+                // close() and gave it up; so do we, rather than start asking GCS for a closed registry.
+                issuer.checkOpen(name);
+                if (budget > 0 && attempts.nanosUntilNextLook(name) > 0) {
+                    continue; // another thread of this process looked while we queued: keep its pace (above)
+                }
+                try {
+                    held = false;
+                    asked = true;
+                    // Read first once the lock was seen held (1 request a look, not a create + read); create
+                    // when it is gone, take over when stale (rules 2-5, 16). A wait of zero is one-shot.
+                    AcquireAttempt.Result result = attempts.attempt(name, leaseId, context.storeFor(timing).singleTry(), unknownCreates, timing, budget == 0,
+                            lastError != null && lastError.getCode() == 429);
+                    if (result.lease() != null) {
+                        acquired = true;
+                        return issuer.own(slot, result.lease());
+                    }
+                    holder = result.holder();
+                    held = result.held();
+                    lastError = null;
+                    listeners.notAcquired(name, result.holder());
+                } catch (StorageException e) {
+                    if (!LockStore.isTransient(e)) {
+                        throw store.unavailable(name, e);
+                    }
+                    lastError = e;
+                    log.debug("lock '{}': transient GCS error while acquiring, will retry: {}", name, e.getMessage());
+                }
+            } finally {
+                if (!acquired) {
+                    slot.permit.release();
+                }
+            }
+            long remaining = budget - (nanoTime.getAsLong() - start);
+            if (remaining <= 0) {
+                throw new LockNotAcquiredException(name, maxWait, holder, lastError, held);
+            }
+            if (held && attempts.nanosUntilNextLook(name) > 0) {
+                n++;
+                continue; // the next look the attempt scheduled (its interval grows with the time waited): above
+            }
+            // Rule 16: after a 429 the write window, after other errors the backoff.
+            long delay = lastError != null ? pacing.afterError(lastError, n).toNanos() : pacing.backoff().delay(n).toNanos();
+            n++;
+            if (closing.await(Math.min(remaining, delay), TimeUnit.NANOSECONDS)) {
+                issuer.checkOpen(name); // close() woke us: fail now, not after the backoff
+            }
+        }
+    }
+
+    private static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE / 2;
+        }
+    }
+}
