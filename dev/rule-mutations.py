@@ -46,7 +46,7 @@ muts = [
  ("closed registry never hands out a lease", E+'LeaseIssuer.java', "            if (!closed) {\n                holds.own(slot, lease);", "            if (true) {\n                holds.own(slot, lease);", "EngineSafetyRulesTest#aCreateThatRacesCloseEndsWithItsObjectDeleted"),
  # issue 16 items 6 and 2 (engine side)
  ("listener Error releases the lease", E+'LeaseIssuer.java', "        } catch (Error e) {", "        } catch (StackOverflowError e) {", "EngineSafetyRulesTest#anErrorThrownByAListenerWhileHandingOutALeaseReleasesIt"),
- ("heldLeases excludes releasing leases", E+'GcsLockRegistry.java', "if (!lease.isReleasing()) {\n                held.add(lease);", "if (true) {\n                held.add(lease);", "EngineSafetyRulesTest#aLeaseLeavesHeldLeasesWhenItsReleaseBegins"),
+ ("heldLeases excludes releasing leases", E+'LocalHolds.java', "if (!lease.isReleasing()) {\n                held.add(lease);", "if (true) {\n                held.add(lease);", "EngineSafetyRulesTest#aLeaseLeavesHeldLeasesWhenItsReleaseBegins"),
  # issue 10 hole 4 and issue 16 item 3: deadlines and listeners never wait behind I/O or each other
  ("deadline timer independent of refresh I/O", E+'LeaseKeeper.java', "lease.deadlineArmed(deadlines.schedule(() -> {", "lease.deadlineArmed(scheduler.schedule(() -> {", "EngineSafetyRulesTest#everyLostCallbackFiresBeforeTheTtlWhenRequestsHang"),
  ("listeners off the refresher threads", E+'LockEventDispatcher.java', "        if (enqueue(lockName, event)) {\n            pool.execute(() -> drain(lockName));\n        }", "        if (enqueue(lockName, event)) {\n            drain(lockName);\n        }", "EngineSafetyRulesTest#aSlowListenerDoesNotDelayTheRefreshesOfAnotherLease"),

@@ -51,8 +51,43 @@ final class Acquirer {
         closing.countDown();
     }
 
+    /** {@code tryAcquire} of the public API: one attempt, told to the listeners (acquireStarted ... acquireFinished). */
+    Optional<Lease> tryAcquire(String name, Duration ttl) {
+        long start = nanoTime.getAsLong();
+        AcquireOutcome outcome = AcquireOutcome.ERROR;
+        Optional<Lease> lease = Optional.empty();
+        try {
+            lease = tryOnce(name, context.timingFor(name, ttl));
+            outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
+            return lease;
+        } finally {
+            if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
+                listeners.acquireFinished(name, outcome, start);
+            }
+        }
+    }
+
+    /** {@code acquire} of the public API: a wait of up to {@code maxWait}, told to the listeners. */
+    Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
+        long start = nanoTime.getAsLong();
+        AcquireOutcome outcome = AcquireOutcome.ERROR;
+        Lease lease = null;
+        try {
+            lease = waitFor(name, maxWait, context.timingFor(name, ttl));
+            outcome = AcquireOutcome.ACQUIRED;
+            return lease;
+        } catch (LockNotAcquiredException e) {
+            outcome = AcquireOutcome.TIMEOUT;
+            throw e;
+        } finally {
+            if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
+                listeners.acquireFinished(name, outcome, start);
+            }
+        }
+    }
+
     /** One attempt: the lease, or empty if another process — or another thread here, holding or asking — has it. */
-    Optional<Lease> tryOnce(String name, LeaseTiming timing) {
+    private Optional<Lease> tryOnce(String name, LeaseTiming timing) {
         issuer.checkOpen();
         LockObject.validateName(prefix, name);
         LocalSlot slot = holds.pin(name);
@@ -94,7 +129,7 @@ final class Acquirer {
     }
 
     /** Waits up to {@code maxWait} for the lease. */
-    Lease waitFor(String name, Duration maxWait, LeaseTiming timing) throws InterruptedException {
+    private Lease waitFor(String name, Duration maxWait, LeaseTiming timing) throws InterruptedException {
         issuer.checkOpen();
         LockObject.validateName(prefix, name);
         LockSettings.requireNonNegative("maxWait", maxWait);

@@ -6,7 +6,6 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Clock;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -38,7 +37,6 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final String bucket;
     private final String prefix;
     private final Duration ttl;
-    private final LongSupplier nanoTime;
     private final ProcessIdentity me;
     /** Every listener, told safely; on the right thread (rule 20). */
     private final Listeners listeners;
@@ -64,7 +62,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.prefix = settings.prefix();
         this.ttl = settings.ttl();
         WaitPacing pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
-        this.nanoTime = b.nanoTime;
+        LongSupplier nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
         this.listeners = new Listeners(b.listeners, nanoTime);
         this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);
@@ -108,18 +106,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public Optional<Lease> tryAcquire(String name, Duration ttl) {
-        long start = nanoTime.getAsLong();
-        AcquireOutcome outcome = AcquireOutcome.ERROR;
-        Optional<Lease> lease = Optional.empty();
-        try {
-            lease = acquirer.tryOnce(name, context.timingFor(name, ttl));
-            outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
-            return lease;
-        } finally {
-            if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                listeners.acquireFinished(name, outcome, start);
-            }
-        }
+        return acquirer.tryAcquire(name, ttl);
     }
 
     @Override
@@ -135,21 +122,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
-        long start = nanoTime.getAsLong();
-        AcquireOutcome outcome = AcquireOutcome.ERROR;
-        Lease lease = null;
-        try {
-            lease = acquirer.waitFor(name, maxWait, context.timingFor(name, ttl));
-            outcome = AcquireOutcome.ACQUIRED;
-            return lease;
-        } catch (LockNotAcquiredException e) {
-            outcome = AcquireOutcome.TIMEOUT;
-            throw e;
-        } finally {
-            if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                listeners.acquireFinished(name, outcome, start);
-            }
-        }
+        return acquirer.acquire(name, maxWait, ttl);
     }
 
     // ------------------------------------------------------------------ release
@@ -163,19 +136,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public void releaseAfter(Lease lease, Duration delay) {
-        LockSettings.requireNonNegative("delay", delay);
-        if (lease instanceof ReentrantHold) {
-            lease.release(); // a nested hold: the outermost hold decides when the lock goes
-            return;
-        }
-        if (!(lease instanceof GcsLease target)) {
-            throw new IllegalArgumentException("not a lease of this registry: " + lease);
-        }
-        if (delay.isZero()) {
-            target.release();
-            return;
-        }
-        release.releaseAfter(target, delay);
+        release.releaseAfter(lease, delay);
     }
 
     /**
@@ -237,15 +198,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     @Override
     public Collection<Lease> heldLeases() {
-        // A lease leaves as soon as its release begins: it is no longer healthy then, and health checks
-        // must not count a normal release (whose DELETE may take a second after a 429) as a lost lock.
-        List<Lease> held = new ArrayList<>();
-        for (GcsLease lease : holds.live()) {
-            if (!lease.isReleasing()) {
-                held.add(lease);
-            }
-        }
-        return List.copyOf(held);
+        return holds.heldNotReleasing();
     }
 
     /**
@@ -304,7 +257,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     }
 
     long nanoTime() {
-        return nanoTime.getAsLong();
+        return context.nanoTime();
     }
 
     // ------------------------------------------------------------------ builder

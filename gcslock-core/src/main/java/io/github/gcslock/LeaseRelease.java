@@ -56,6 +56,26 @@ final class LeaseRelease {
     }
 
     /**
+     * {@code releaseAfter} of the public API: a nested (reentrant) hold is given back at once, a delay of zero
+     * releases now, otherwise as {@link #releaseAfter(GcsLease, Duration)}.
+     */
+    void releaseAfter(Lease lease, Duration delay) {
+        LockSettings.requireNonNegative("delay", delay);
+        if (lease instanceof ReentrantHold) {
+            lease.release(); // a nested hold: the outermost hold decides when the lock goes
+            return;
+        }
+        if (!(lease instanceof GcsLease target)) {
+            throw new IllegalArgumentException("not a lease of this registry: " + lease);
+        }
+        if (delay.isZero()) {
+            target.release();
+            return;
+        }
+        releaseAfter(target, delay);
+    }
+
+    /**
      * Gives back the outermost hold of {@code lease} now and releases it after {@code delay} (positive), on
      * the keeper's scheduler; the lease keeps being refreshed until then.
      */

@@ -1,6 +1,7 @@
 package io.github.gcslock;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
@@ -114,6 +115,19 @@ final class LocalHolds {
     /** The leases held now (releasing ones included). */
     List<GcsLease> live() {
         return new ArrayList<>(liveByLeaseId.values());
+    }
+
+    /** The leases held and not releasing (a snapshot, for {@code heldLeases()}). */
+    Collection<Lease> heldNotReleasing() {
+        // A lease leaves as soon as its release begins: it is no longer healthy then, and health checks
+        // must not count a normal release (whose DELETE may take a second after a 429) as a lost lock.
+        List<Lease> held = new ArrayList<>();
+        for (GcsLease lease : liveByLeaseId.values()) {
+            if (!lease.isReleasing()) {
+                held.add(lease);
+            }
+        }
+        return List.copyOf(held);
     }
 
     /**
