@@ -199,8 +199,10 @@ final class Acquirer {
                 // close() while this thread queued on the local permit: the thread that had it was woken by
                 // close() and gave it up; so do we, rather than start asking GCS for a closed registry.
                 issuer.checkOpen(name);
-                if (budget > 0 && attempts.nanosUntilNextLook(name) > 0) {
-                    continue; // another thread of this process looked while we queued: keep its pace (above)
+                if (budget > 0 && (attempts.nanosUntilNextLook(name) > 0 || attempts.nanosUntilOwnWriteWindowEnds(name) > 0)) {
+                    // While we queued, another thread of this process looked (keep its pace) or released the name
+                    // cleanly (wait out its write window): both above, without the permit.
+                    continue;
                 }
                 try {
                     held = false;
