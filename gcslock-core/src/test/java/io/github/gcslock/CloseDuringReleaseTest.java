@@ -33,8 +33,10 @@ class CloseDuringReleaseTest extends EmulatorTestBase {
         AtomicBoolean closeReturnedBeforeTheDelete = new AtomicBoolean();
         gcs.faults().beforeNext(Operation.DELETE, () -> {
             deleteArrived.countDown();
-            // The deferred release's DELETE is held here: has close() returned before GCS got to it?
-            closeReturnedBeforeTheDelete.set(awaitQuietly(closeReturned, 1500));
+            // The deferred release's DELETE is held here: has close() returned before GCS got to it? A close()
+            // that does not wait returns within milliseconds; 4 s leaves room for a loaded machine to start
+            // the closing thread (at 1.5 s the mutation without the wait survived once under load average ~10).
+            closeReturnedBeforeTheDelete.set(awaitQuietly(closeReturned, 4000));
         });
         r.releaseAfter(lease, Duration.ofMillis(50));
         assertThat(deleteArrived.await(10, TimeUnit.SECONDS)).isTrue();
@@ -48,12 +50,30 @@ class CloseDuringReleaseTest extends EmulatorTestBase {
         assertThat(object("report")).as("close() returned: our object must be gone").isNull();
     }
 
+    /**
+     * Waits for {@code latch} up to {@code millis}, through interrupts: a close() that does not wait interrupts
+     * the releasing client thread, and the emulator may then interrupt this hook's thread too — answering
+     * "not yet" at that moment would let exactly that close() pass the test.
+     */
     private static boolean awaitQuietly(CountDownLatch latch, long millis) {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        boolean interrupted = false;
         try {
-            return latch.await(millis, TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
+            while (true) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return latch.getCount() == 0;
+                }
+                try {
+                    return latch.await(left, TimeUnit.NANOSECONDS);
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 }
