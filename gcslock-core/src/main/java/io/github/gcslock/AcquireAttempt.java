@@ -210,17 +210,7 @@ final class AcquireAttempt {
 
     /** This process released {@code name} and its DELETE, sent at {@code sentNanos}, deleted the object (rule 16). */
     void releasedCleanly(String name, long sentNanos) {
-        history.releasedCleanly(name, sentNanos, nanoTime.getAsLong());
-    }
-
-    /**
-     * How long until one write window has passed since this process's clean release of {@code name} (its
-     * DELETE was served before its reply came): a create sooner would only meet 429 from GCS's write limit on
-     * one object (rule 16). 0 if there is none, or it has passed.
-     */
-    long nanosUntilOwnWriteWindowEnds(String name) {
-        ContentionHistory.CleanRelease clean = history.cleanRelease(name);
-        return clean == null ? 0 : Math.max(0, clean.repliedNanos() + pacing.writeRateWindow().toNanos() - nanoTime.getAsLong());
+        history.releasedCleanly(name, sentNanos);
     }
 
     /** The holder this process last saw of {@code name}, or null. */

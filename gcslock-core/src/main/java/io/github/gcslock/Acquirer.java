@@ -182,15 +182,6 @@ final class Acquirer {
                 }
                 continue;
             }
-            // Rule 16: this process released the name cleanly under a write window ago (the releasing thread
-            // coming back, or the next of its threads): a create now would only meet 429; wait the window out.
-            long ownWindow = budget > 0 && left > 0 ? attempts.nanosUntilOwnWriteWindowEnds(name) : 0;
-            if (ownWindow > 0) {
-                if (closing.await(Math.min(ownWindow, left), TimeUnit.NANOSECONDS)) {
-                    issuer.checkOpen(name); // close() woke us
-                }
-                continue;
-            }
             if (!slot.permit.tryAcquire(Math.max(0, left), TimeUnit.NANOSECONDS)) {
                 throw new LockNotAcquiredException(name, maxWait, null, lastError);
             }
@@ -199,9 +190,8 @@ final class Acquirer {
                 // close() while this thread queued on the local permit: the thread that had it was woken by
                 // close() and gave it up; so do we, rather than start asking GCS for a closed registry.
                 issuer.checkOpen(name);
-                if (budget > 0 && (attempts.nanosUntilNextLook(name) > 0 || attempts.nanosUntilOwnWriteWindowEnds(name) > 0)) {
-                    // While we queued, another thread of this process looked (keep its pace) or released the name
-                    // cleanly (wait out its write window): both above, without the permit.
+                if (budget > 0 && attempts.nanosUntilNextLook(name) > 0) {
+                    // While we queued, another thread of this process looked: keep its pace (above, without the permit).
                     continue;
                 }
                 try {

@@ -121,8 +121,8 @@ final class ContentionHistory {
      * any object of the name from then on is younger than that, and none of ours is left behind (so a one-shot
      * that loses the next race needs no read to tell a leak of ours or a stale object, rule 16).
      */
-    synchronized void releasedCleanly(String name, long sentNanos, long repliedNanos) {
-        cleanReleases.put(name, new CleanRelease(sentNanos, repliedNanos));
+    synchronized void releasedCleanly(String name, long sentNanos) {
+        cleanReleases.put(name, new CleanRelease(sentNanos));
     }
 
     /** This process's last clean release of {@code name} ({@link #releasedCleanly}), or null. */
@@ -130,8 +130,8 @@ final class ContentionHistory {
         return cleanReleases.get(name);
     }
 
-    /** A release whose DELETE deleted our object: sent at {@code sentNanos}, its reply read at {@code repliedNanos}. */
-    record CleanRelease(long sentNanos, long repliedNanos) {
+    /** A release whose DELETE, sent at {@code sentNanos}, deleted our object. */
+    record CleanRelease(long sentNanos) {
     }
 
     /** A create of {@code name} sent at {@code sentNanos} ended without us learning whether it committed. */

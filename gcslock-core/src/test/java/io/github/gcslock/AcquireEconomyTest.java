@@ -329,23 +329,6 @@ class AcquireEconomyTest extends EmulatorTestBase {
         assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());
     }
 
-    /**
-     * The process that just released a name (the releasing thread coming back, a contender in a loop) and
-     * waits for it again: its create within one write window of its own DELETE would only meet 429 (GCS's
-     * write limit on one object), so it waits the window out and creates once.
-     */
-    @Test
-    void aWaiterThatJustReleasedWaitsOutItsOwnWriteWindowBeforeCreating() throws Exception {
-        gcs.writeRateLimit(Duration.ofMillis(500));
-        GcsLockRegistry r = registry(b -> b.writeRateWindow(Duration.ofMillis(500)));
-        r.tryAcquire("job").orElseThrow().release();
-        gcs.faults().resetCounters();
-        Lease again = r.acquire("job", Duration.ofSeconds(5));
-        assertThat(inserts()).as("one create, not a 429'd one first").isEqualTo(1);
-        assertThat(gcs.faults().rateLimited()).isZero();
-        assertThat(again.fencingToken()).isEqualTo(object("job").getGeneration());
-    }
-
     /** The name released between looks: the waiter's next look reads it free and creates (2 requests), and it holds it. */
     @Test
     void aWaiterAcquiresANameReleasedBetweenItsLooks() throws Exception {
