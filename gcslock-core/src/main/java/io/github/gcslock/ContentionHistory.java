@@ -8,9 +8,11 @@ import java.util.Map;
  * economy of acquiring rests on it, never the safety.
  *
  * <ul>
- * <li><b>Read first.</b> A name last seen held by someone else is most likely still held: the next attempt
- * starts with one read (1 request to learn "held") instead of a create that is refused and a read (2).
- * A name this process held last, saw free, or never looked at starts with the create as before.</li>
+ * <li><b>Read first, or the create alone.</b> A name last seen held by someone else is most likely still
+ * held: a waiter's next look is one read (1 request to learn "held") instead of a create that is refused and
+ * a read (2); a one-shot attempt while the name's objects are known young (seen less than a quarter TTL ago)
+ * sends the create alone and refuses a 412 unread (1 request either way); otherwise it reads first. A name
+ * this process held last, saw free, or never looked at starts with the create as before.</li>
  * <li><b>Waiting across calls.</b> A process that keeps seeing a name held — a follower calling
  * {@code tryLock(500 ms)} back to back, a job waiting in a loop — has been waiting since the first of those
  * looks ({@link Sighting#heldSinceNanos}), however many calls it took; the next look is due at
