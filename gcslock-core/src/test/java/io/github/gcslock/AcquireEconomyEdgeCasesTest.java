@@ -23,23 +23,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
  */
 class AcquireEconomyEdgeCasesTest extends EmulatorTestBase {
 
-    /** Another process holding "job", never stale during a test, so that r's next look is 7.5-15 s away (holder TTL / 4). */
-    private GcsLockRegistry longHolder() {
-        return registry(b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(2)));
-    }
-
-    private GcsLockRegistry holder() {
-        return registry(b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2)));
-    }
-
-    private long inserts() {
-        return gcs.faults().requestCount(Operation.INSERT);
-    }
-
-    private long reads() {
-        return gcs.faults().requestCount(Operation.GET);
-    }
-
     /**
      * A follower using the Lock view's tryLock(100 ms) back to back (Spring Integration's
      * LockRegistryLeaderInitiator pattern) keeps its waiting pace across calls (most calls send nothing), yet

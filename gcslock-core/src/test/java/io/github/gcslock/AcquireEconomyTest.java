@@ -22,19 +22,6 @@ import static org.awaitility.Awaitility.await;
  */
 class AcquireEconomyTest extends EmulatorTestBase {
 
-    /** Another process holding "job" with a TTL long enough that it is never stale during a test. */
-    private GcsLockRegistry holder() {
-        return registry(b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2)));
-    }
-
-    private long inserts() {
-        return gcs.faults().requestCount(Operation.INSERT);
-    }
-
-    private long reads() {
-        return gcs.faults().requestCount(Operation.GET);
-    }
-
     /**
      * A one-shot attempt (tryAcquire) at a name this process saw held by another moments ago costs 1 request:
      * the create, refused (412) without a read — any object of the name is young, since this process knew it

@@ -51,14 +51,6 @@ class EconomyReview2HeldTest extends EmulatorTestBase {
         return r;
     }
 
-    private long inserts() {
-        return gcs.faults().requestCount(Operation.INSERT);
-    }
-
-    private long reads() {
-        return gcs.faults().requestCount(Operation.GET);
-    }
-
     private static Consumer<GcsLockRegistry.Builder> ttl20s() {
         return b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2));
     }

@@ -26,23 +26,6 @@ import static org.awaitility.Awaitility.await;
  */
 class EconomyReviewTest extends EmulatorTestBase {
 
-    /** Another process holding "job", never stale during a test, so that r's next look is 7.5-15 s away (holder TTL / 4). */
-    private GcsLockRegistry longHolder() {
-        return registry(b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(2)));
-    }
-
-    private GcsLockRegistry holder() {
-        return registry(b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2)));
-    }
-
-    private long inserts() {
-        return gcs.faults().requestCount(Operation.INSERT);
-    }
-
-    private long reads() {
-        return gcs.faults().requestCount(Operation.GET);
-    }
-
     // ------------------------------------------------------------------ liveness
 
     /**

@@ -5,6 +5,7 @@ import com.google.cloud.storage.BlobId;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
 import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -79,6 +80,26 @@ abstract class EmulatorTestBase {
         Blob b = object(name);
         return storage.update(BlobInfo.newBuilder(b.getBlobId()).setMetadata(Map.of("gcslock-expires", Instant.now().toString())).build(),
                 Storage.BlobTargetOption.metagenerationMatch(b.getMetageneration()));
+    }
+
+    /** Another process holding names with a TTL long enough that it is never stale during a test (20 s). */
+    GcsLockRegistry holder() {
+        return registry(b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2)));
+    }
+
+    /** Another process whose holds are never stale during a test and whose TTL / 4 puts a waiter's next look 7.5-15 s away (60 s). */
+    GcsLockRegistry longHolder() {
+        return registry(b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(2)));
+    }
+
+    /** Creates (INSERT requests) the emulator received since its counters were last reset. */
+    long inserts() {
+        return gcs.faults().requestCount(Operation.INSERT);
+    }
+
+    /** Reads (GET requests) the emulator received since its counters were last reset. */
+    long reads() {
+        return gcs.faults().requestCount(Operation.GET);
     }
 
     static void sleep(long ms) {
