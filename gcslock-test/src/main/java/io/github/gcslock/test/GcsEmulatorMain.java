@@ -83,6 +83,7 @@ public final class GcsEmulatorMain {
         out.println("  Spring Boot with gcslock:  --gcslock.emulator.endpoint=" + endpoint);
         out.println("  Java client:               StorageOptions.http().setHost(\"" + endpoint
                 + "\").setProjectId(\"test-project\").setCredentials(NoCredentials.getInstance())");
+        out.println("  Node.js client:            new Storage({apiEndpoint: '" + endpoint + "', projectId: 'test-project'})");
         out.println("  other clients:             STORAGE_EMULATOR_HOST=" + endpoint);
         out.println("  No authentication; objects live in memory until the process ends.");
         return emulator;

@@ -142,7 +142,19 @@ final class ResumableUploads {
         return new GcsError(499, "clientClosedRequest", "The resumable upload " + uploadId + " was cancelled.");
     }
 
-    /** {@code bytes FIRST-LAST/TOTAL}, {@code bytes FIRST-LAST/*}, {@code bytes *}{@code /TOTAL} or {@code bytes *}{@code /*}. */
+    /**
+     * The {@code Content-Range} of a PUT to a session, in every form GCS accepts for resumable uploads:
+     * <ul>
+     *   <li>{@code bytes FIRST-LAST/TOTAL} and {@code bytes FIRST-LAST/*}: a chunk; final when LAST + 1 = TOTAL;</li>
+     *   <li>{@code bytes FIRST-*}{@code /TOTAL}: the body runs from FIRST to where it ends, of an object of TOTAL bytes
+     *       (final when it reaches TOTAL);</li>
+     *   <li>{@code bytes FIRST-*}{@code /*}: the body is the rest of an object of unknown length, so this request is
+     *       the last (what the Node.js client's streaming upload sends, as {@code bytes 0-*}{@code /*});</li>
+     *   <li>{@code bytes *}{@code /TOTAL} and {@code bytes *}{@code /*} with an empty body: a status query, or with
+     *       TOTAL the finalisation of an upload whose bytes are all persisted.</li>
+     * </ul>
+     * {@code last} is {@code first - 1} for an open-ended range with an empty body.
+     */
     record ContentRange(Long first, Long last, Long total) {
 
         static ContentRange parse(String header, int bodyLength) {
@@ -160,10 +172,13 @@ final class ResumableUploads {
             if (slash < 0) {
                 throw bad(header);
             }
-            String range = spec.substring(0, slash);
-            String totalText = spec.substring(slash + 1);
+            String range = spec.substring(0, slash).trim();
+            String totalText = spec.substring(slash + 1).trim();
             try {
                 Long total = totalText.equals("*") ? null : Long.parseLong(totalText);
+                if (total != null && total < 0) {
+                    throw bad(header);
+                }
                 if (range.equals("*")) {
                     if (bodyLength != 0) {
                         throw new GcsError(400, "invalid", "Content-Range " + header + " with a non-empty body");
@@ -175,7 +190,22 @@ final class ResumableUploads {
                     throw bad(header);
                 }
                 long first = Long.parseLong(range.substring(0, dash));
-                long last = Long.parseLong(range.substring(dash + 1));
+                String lastText = range.substring(dash + 1);
+                if (first < 0) {
+                    throw bad(header);
+                }
+                if (lastText.equals("*")) {
+                    // Open-ended: the body itself says where the range ends. With an unknown total it is the
+                    // rest of the object, so the object is FIRST + body bytes long.
+                    long last = first + bodyLength - 1;
+                    long knownTotal = total != null ? total : first + bodyLength;
+                    if (last >= knownTotal) {
+                        throw new GcsError(400, "invalid", "Content-Range " + header + " with a body of "
+                                + bodyLength + " bytes runs past the total");
+                    }
+                    return new ContentRange(first, last, knownTotal);
+                }
+                long last = Long.parseLong(lastText);
                 if (last < first || last - first + 1 != bodyLength || (total != null && last >= total)) {
                     throw new GcsError(400, "invalid", "Content-Range " + header + " does not match a body of "
                             + bodyLength + " bytes");

@@ -301,6 +301,66 @@ class ResumableUploadTest extends EmulatorTestBase {
         assertThat(storage.get(BlobId.of(BUCKET, "hashed"))).isNull();
     }
 
+    // ---- every Content-Range form GCS accepts for resumable uploads ----
+
+    private void assertObject(String name, byte[] content, HttpResponse<byte[]> finalReply) {
+        assertThat(finalReply.statusCode()).as(RawHttp.text(finalReply)).isEqualTo(200);
+        assertThat(JsonParser.parseString(RawHttp.text(finalReply)).getAsJsonObject().get("size").getAsString())
+                .isEqualTo(Integer.toString(content.length));
+        assertThat(storage.readAllBytes(BlobId.of(BUCKET, name))).isEqualTo(content);
+    }
+
+    @Test
+    void anOpenEndedRangeOfUnknownTotalIsTheWholeRestOfTheObject() {
+        // The Node.js client's default streaming upload: one PUT, "bytes 0-*/*".
+        String session = startSession("node-stream");
+        byte[] content = randomBytes(CHUNK + 1234);
+        assertObject("node-stream", content, put(session, content, "bytes 0-*/*"));
+    }
+
+    @Test
+    void anOpenEndedRangeOfUnknownTotalAfterPersistedChunksFinishesTheUpload() {
+        String session = startSession("node-resumed");
+        byte[] content = randomBytes(CHUNK + 77);
+        assertThat(put(session, Arrays.copyOfRange(content, 0, CHUNK), "bytes 0-" + (CHUNK - 1) + "/*").statusCode()).isEqualTo(308);
+        assertObject("node-resumed", content, put(session, Arrays.copyOfRange(content, CHUNK, content.length), "bytes " + CHUNK + "-*/*"));
+    }
+
+    @Test
+    void anOpenEndedRangeWithAKnownTotalFinishesWhenItReachesTheTotal() {
+        String session = startSession("node-known");
+        byte[] content = randomBytes(CHUNK + 10);
+        HttpResponse<byte[]> partial = put(session, Arrays.copyOfRange(content, 0, CHUNK + 3), "bytes 0-*/" + content.length);
+        assertThat(partial.statusCode()).as("short of the total: only whole 256 KiB quanta are kept").isEqualTo(308);
+        assertThat(partial.headers().firstValue("Range")).hasValue("bytes=0-" + (CHUNK - 1));
+        assertObject("node-known", content, put(session, Arrays.copyOfRange(content, CHUNK, content.length), "bytes " + CHUNK + "-*/" + content.length));
+    }
+
+    @Test
+    void anEmptyOpenEndedRangeOfUnknownTotalCreatesAnEmptyObject() {
+        String session = startSession("node-empty");
+        assertObject("node-empty", new byte[0], put(session, new byte[0], "bytes 0-*/*"));
+    }
+
+    @Test
+    void aStatusQueryWithTheTotalFinalisesAnUploadWhoseBytesArePersisted() {
+        String session = startSession("finalise");
+        byte[] content = randomBytes(CHUNK);
+        assertThat(put(session, content, "bytes 0-" + (CHUNK - 1) + "/*").statusCode()).isEqualTo(308);
+        assertThat(put(session, new byte[0], "bytes */" + (CHUNK + 1)).statusCode()).as("one byte short").isEqualTo(308);
+        assertObject("finalise", content, put(session, new byte[0], "bytes */" + CHUNK));
+    }
+
+    @Test
+    void malformedContentRangesAre400() {
+        String session = startSession("malformed");
+        for (String bad : List.of("bytes 0-*", "0-9/10", "bytes x-*/*", "bytes 5-2/10", "bytes -1-*/*", "bytes 0-*/-4")) {
+            HttpResponse<byte[]> r = put(session, new byte[3], bad);
+            assertThat(r.statusCode()).as(bad).isEqualTo(400);
+        }
+        assertThat(put(session, new byte[3], "bytes 0-*/2").statusCode()).as("a body longer than the total").isEqualTo(400);
+    }
+
     @Test
     void anUnknownSessionIs404() {
         HttpResponse<byte[]> r = put(gcs.endpoint() + "/upload/storage/v1/b/" + BUCKET + "/o?uploadType=resumable&upload_id=nope",
