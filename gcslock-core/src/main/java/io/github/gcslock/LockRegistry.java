@@ -3,6 +3,7 @@ package io.github.gcslock;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.locks.Lock;
 
@@ -66,12 +67,32 @@ public interface LockRegistry {
     }
 
     /**
-     * Runs {@code action} under the lock and releases it afterwards, also when the action throws.
+     * Runs {@code action} under the lock and releases it afterwards, also when the action throws, and returns
+     * its result. For work without a result use {@link #runWithLock}.
      *
      * @throws LockNotAcquiredException when the wait runs out
      */
     <T, E extends Exception> T withLock(String name, Duration maxWait, LockedCallable<T, E> action)
             throws E, InterruptedException;
+
+    /**
+     * Runs work without a result under the lock and releases it afterwards, also when the work throws:
+     * {@code locks.runWithLock("invoices", Duration.ofSeconds(5), lease -> close(lease.fencingToken()))}.
+     *
+     * <p>It has a name of its own, like Spring's {@code TransactionTemplate.executeWithoutResult}: an overload of
+     * {@link #withLock} would make every one-parameter lambda, {@code lease -> ...}, an ambiguous call.
+     *
+     * @throws LockNotAcquiredException when the wait runs out
+     * @throws InterruptedException     if interrupted while waiting
+     */
+    default <E extends Exception> void runWithLock(String name, Duration maxWait, LockedRunnable<E> action)
+            throws E, InterruptedException {
+        Objects.requireNonNull(action, "action");
+        withLock(name, maxWait, lease -> {
+            action.run(lease);
+            return null;
+        });
+    }
 
     /**
      * A {@link Lock} view of one name, for code written against {@code java.util.concurrent}.

@@ -122,6 +122,25 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         assertThat(token).isPositive();
     }
 
+    private final List<Long> tokensSeen = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    private void recordToken(long fencingToken) { // work without a result, as a user's void method
+        tokensSeen.add(fencingToken);
+    }
+
+    @Test
+    void runWithLockRunsWorkWithoutAResultAndReleases() throws Exception {
+        GcsLockRegistry r = registry();
+        r.runWithLock("job", Duration.ZERO, lease -> recordToken(lease.fencingToken()));
+        assertThat(tokensSeen).hasSize(1).allSatisfy(t -> assertThat(t).isPositive());
+        assertThat(object("job")).as("released").isNull();
+        assertThatThrownBy(() -> r.runWithLock("job", Duration.ZERO, lease -> {
+            throw new java.io.IOException("disk full");
+        })).isInstanceOf(java.io.IOException.class).hasMessage("disk full");
+        assertThat(object("job")).as("released after the work threw").isNull();
+        assertThat(r.heldLeases()).isEmpty();
+    }
+
     @Test
     void reentrantAcquireOnOneThreadMakesNoRequestAndReleasesWithTheOutermost() throws Exception {
         GcsLockRegistry r = registry(b -> b.refreshInterval(Duration.ofMillis(300)).ttl(Duration.ofSeconds(2)));
