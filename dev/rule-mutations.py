@@ -85,6 +85,10 @@ muts = [
  ("a 429 to a single-try create did not commit", E+'AcquireAttempt.java', "if (!(singleTry && e.getCode() == 429)) {", "if (true) {", "EconomyReviewTest#aRateLimitedCreateIsNotRememberedAsOneThatMayHaveCommitted"),
  ("a wait that made no request says so", E+'Acquirer.java', ": LockNotAcquiredException.noLookDue(name, maxWait, holder);", ": new LockNotAcquiredException(name, maxWait, holder, null, true);", "EconomyReviewTest#aWaitThatMadeNoRequestDoesNotSayItsCreateWasBeaten"),
  ("poll cap grows with the time waited", E+'WaitPacing.java', "long cap = Math.max(backoff.initial().toNanos(), Math.min(waitedNanos, Long.MAX_VALUE / WAITED_FACTOR) * WAITED_FACTOR);", "long cap = backoff.initial().toNanos();", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
+ # issue 21 items 1 and 2: a renewal either reached the object with its own TTL or changed nothing
+ ("renew: a failed renewal changes nothing", E+'LeaseKeeper.java', "                lease.retargetBack(next, before);\n", "", "RenewalUnderFaultsTest#aRenewalToALongerTtlThatFailsLeavesTheLeaseAsItWas"),
+ ("renew: the cadence fits the shortest TTL that may judge the object", E+'GcsLease.java', "        if (deadlineCapped && cap != null && cap.refreshInterval().compareTo(d) < 0) {", "        if (false) {", "RenewalUnderFaultsTest#aRenewalToAShorterTtlWhoseReplyCameLateKeepsTheLeaseByRefreshingAtTheShorterCadence"),
+ ("renew: after adopting an earlier refresh it writes its own TTL", E+'LeaseKeeper.java', "            if (done == Refresh.ADOPTED_EARLIER) {", "            if (false) {", "RenewalUnderFaultsTest#aRenewalThatAdoptsAnEarlierRefreshStillWritesItsOwnTtl"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
 ]
 only = sys.argv[1:] 

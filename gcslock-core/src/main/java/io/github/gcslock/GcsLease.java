@@ -57,6 +57,8 @@ final class GcsLease implements Lease {
      */
     private volatile boolean deadlineCapped;
     private volatile long deadlineCapNanos;
+    /** The shorter timing behind the cap. */
+    private volatile LeaseTiming deadlineCapTiming;
     private final List<LostListener> listeners = new CopyOnWriteArrayList<>();
 
     /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
@@ -231,6 +233,31 @@ final class GcsLease implements Lease {
         this.target = next;
     }
 
+    /** A renewal to {@code next} failed: refreshes write {@code before} again (unless another renewal retargeted meanwhile). */
+    synchronized void retargetBack(LeaseTiming next, LeaseTiming before) {
+        if (target == next) {
+            target = before;
+        }
+    }
+
+    /**
+     * Time between refreshes: the shortest refresh interval of the timings that may judge the object now — the
+     * one in force, the one refreshes write, and a shorter one whose write may have committed unseen (the capped
+     * deadline). A refresh cadence slower than the deadline in force would lose a healthy lease.
+     */
+    Duration refreshInterval() {
+        Duration d = target.refreshInterval();
+        Duration inForce = timing.refreshInterval();
+        if (inForce.compareTo(d) < 0) {
+            d = inForce;
+        }
+        LeaseTiming cap = deadlineCapTiming;
+        if (deadlineCapped && cap != null && cap.refreshInterval().compareTo(d) < 0) {
+            d = cap.refreshInterval();
+        }
+        return d;
+    }
+
     /**
      * A refresh carrying {@code sent} goes out at {@code sentNanos}. If it shortens the deadline span, others
      * may judge the object by the shorter TTL as soon as it commits (maybe without our hearing of it), so
@@ -242,6 +269,7 @@ final class GcsLease implements Lease {
             long cap = sentNanos + sent.deadlineSpanNanos();
             if (!deadlineCapped || cap - deadlineCapNanos < 0) {
                 deadlineCapNanos = cap;
+                deadlineCapTiming = sent;
                 deadlineCapped = true;
                 return true;
             }

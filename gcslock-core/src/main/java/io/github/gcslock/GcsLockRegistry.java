@@ -144,12 +144,14 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * from then on: written into the lock object by this refresh (other processes judge staleness by it),
      * with the refresh interval and deadline derived from it as for {@link #tryAcquire(String, Duration)}.
      * A shorter TTL caps the lease's deadline as soon as the refresh is sent (the object may carry it
-     * before we hear back); a longer one counts once the refresh is confirmed.
+     * before we hear back); a longer one counts once the refresh is confirmed. Returns only when this
+     * refresh, with its TTL, is in the lock object; when it throws, the renewal changed nothing: the lease
+     * goes on with the TTL and refresh interval it had.
      *
      * @param ttl the new TTL, or null to keep the current one
      * @throws LockLostException             if the lease is lost or released
      * @throws GcsLockException              if GCS did not confirm the refresh now (the lease stays held and
-     *                                       keeps refreshing on its schedule)
+     *                                       keeps refreshing on its schedule, with its former TTL)
      * @throws GcsLockConfigurationException if {@code ttl} cannot be refreshed safely
      * @throws IllegalArgumentException      if {@code lease} is not one of this registry's
      */
@@ -165,7 +167,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         if (!keeper.refreshNow(target, next)) {
             target.checkHealthy();
             throw new GcsLockException(target.name(), "lock '" + target.name() + "' could not be renewed now: GCS did "
-                    + "not confirm the refresh; the lease is still held and keeps refreshing");
+                    + "not confirm the refresh; the lease is still held and keeps refreshing with its former TTL");
         }
     }
 

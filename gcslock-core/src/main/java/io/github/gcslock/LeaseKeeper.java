@@ -81,23 +81,47 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     void start(GcsLease lease) {
-        scheduleRefresh(lease, lease.target().refreshInterval());
+        scheduleRefresh(lease, lease.refreshInterval());
         armDeadline(lease);
     }
 
+    /** What one refresh achieved. */
+    enum Refresh {
+        /** This refresh's own PATCH is in the object (its TTL too): confirmed. */
+        OWN,
+        /** GCS said 412 and the object carries an earlier refresh of ours, adopted (rule 8): alive, but not this TTL. */
+        ADOPTED_EARLIER,
+        /** Not confirmed (an error, or the lease is lost or released). */
+        FAILED
+    }
+
     /**
-     * Refreshes {@code lease} now, writing {@code next} (its new TTL) into the lock object, then goes on at
-     * the new refresh interval with the deadline re-armed. True if GCS confirmed that refresh.
+     * Renewal: refreshes {@code lease} now, writing {@code next} (its new TTL) into the lock object, then goes on
+     * at the cadence of the TTL in force with the deadline re-armed. True only if this renewal's own write, with
+     * {@code next}'s TTL, reached the object: after adopting an earlier refresh of ours (rule 8) it writes once
+     * more. False if it did not: then the renewal changed nothing — refreshes go on writing the TTL they wrote
+     * before, at its cadence (a failed renewal to a longer TTL must not leave the lease with the longer TTL's
+     * interval and the shorter TTL's deadline).
      */
     boolean refreshNow(GcsLease lease, LeaseTiming next) {
+        LeaseTiming before = lease.target();
         lease.retarget(next);
         lease.newRefreshChain(); // a refresh running right now does not reschedule itself
         lease.cancelRefresh();
-        boolean confirmed;
+        boolean confirmed = false;
         try {
-            confirmed = refresh(lease);
+            Refresh done = refresh(lease);
+            if (done == Refresh.ADOPTED_EARLIER) {
+                // The object is alive but carries an earlier refresh's TTL: returning now would tell the caller its
+                // TTL is in force while others still judge the object by the old one. We know its metageneration now.
+                done = refresh(lease);
+            }
+            confirmed = done == Refresh.OWN;
         } finally {
-            scheduleRefresh(lease, lease.target().refreshInterval());
+            if (!confirmed) {
+                lease.retargetBack(next, before);
+            }
+            scheduleRefresh(lease, lease.refreshInterval());
             rearmDeadline(lease); // a shorter TTL may have moved the deadline closer
         }
         return confirmed;
@@ -159,17 +183,17 @@ final class LeaseKeeper implements AutoCloseable {
             log.error("unexpected error refreshing lock '{}'", lease.name(), e);
         } finally {
             if (lease.refreshChain() == chain) { // a renewal started a new chain meanwhile: this one ends
-                scheduleRefresh(lease, lease.target().refreshInterval());
+                scheduleRefresh(lease, lease.refreshInterval());
             }
         }
     }
 
-    /** One refresh: one PATCH on success; a GET more only after a 412. True if this refresh was confirmed. */
-    boolean refresh(GcsLease lease) {
+    /** One refresh: one PATCH on success; a GET more only after a 412. */
+    Refresh refresh(GcsLease lease) {
         lease.io.lock();
         try {
             if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing()) {
-                return false;
+                return Refresh.FAILED;
             }
             long knownMetageneration = lease.metageneration();
             long sent = engine.nanoTime();
@@ -200,30 +224,30 @@ final class LeaseKeeper implements AutoCloseable {
                 return onRefreshError(lease, e, refreshId, sending);
             } catch (RuntimeException e) {
                 countFailure(lease, e);
-                return false;
+                return Refresh.FAILED;
             }
             if (lease.state() != GcsLease.State.ACTIVE) {
-                return false; // declared lost while this PATCH hung (the deadline passed): LOST is final
+                return Refresh.FAILED; // declared lost while this PATCH hung (the deadline passed): LOST is final
             }
             if (!engine.isOurs(after, lease.leaseId())) {
                 // Cannot happen with both preconditions, but the reply is the authority.
                 lease.markLost("lock object now belongs to " + LockObject.owner(after));
-                return false;
+                return Refresh.FAILED;
             }
             lease.confirmed(after.getMetageneration(), sent, LockObject.updated(after));
             lease.timingConfirmed(sending);
             engine.listeners().refreshed(lease);
-            return true;
+            return Refresh.OWN;
         } finally {
             lease.io.unlock();
         }
     }
 
-    /** True if the error turned out to be our own committed refresh, adopted as confirmed. */
-    private boolean onRefreshError(GcsLease lease, StorageException e, String refreshId, LeaseTiming sending) {
+    /** Whether the error turned out to be a committed refresh of ours, adopted as confirmed (this one: OWN). */
+    private Refresh onRefreshError(GcsLease lease, StorageException e, String refreshId, LeaseTiming sending) {
         if (e.getCode() == 404) {
             lease.markLost("lock object was deleted (by an administrator, or taken over after this holder stalled)");
-            return false;
+            return Refresh.FAILED;
         }
         if (e.getCode() == 412) {
             // Our own write may have moved the metageneration: the client retried a PATCH whose reply was
@@ -235,7 +259,7 @@ final class LeaseKeeper implements AutoCloseable {
                 current = engine.storeFor(lease.timing()).read(lease.blobId());
             } catch (StorageException again) {
                 countFailure(lease, again);
-                return false;
+                return Refresh.FAILED;
             }
             if (current == null) {
                 lease.markLost("lock object was deleted");
@@ -246,19 +270,20 @@ final class LeaseKeeper implements AutoCloseable {
                 log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
                 // Dated from that refresh's send: the object's updated is no earlier.
                 lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
-                if (refreshId.equals(LockObject.meta(current, LockObject.REFRESH))) {
+                boolean own = refreshId.equals(LockObject.meta(current, LockObject.REFRESH));
+                if (own) {
                     lease.timingConfirmed(sending); // this very refresh committed: its TTL is the object's
                 }
                 engine.listeners().refreshed(lease);
-                return true;
+                return own ? Refresh.OWN : Refresh.ADOPTED_EARLIER;
             } else {
                 lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)
                         + " with fencing token " + current.getGeneration());
             }
-            return false;
+            return Refresh.FAILED;
         }
         countFailure(lease, e);
-        return false;
+        return Refresh.FAILED;
     }
 
     private void countFailure(GcsLease lease, Exception e) {

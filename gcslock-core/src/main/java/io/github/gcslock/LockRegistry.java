@@ -59,7 +59,8 @@ public interface LockRegistry {
      * Refreshes {@code lease} now and, if {@code ttl} is not null, makes it the lease's TTL from then on.
      *
      * @throws LockLostException             if the lease is lost or released
-     * @throws GcsLockException              if GCS did not confirm the refresh now
+     * @throws GcsLockException              if GCS did not confirm the refresh now; the renewal then changed
+     *                                       nothing (the lease keeps its TTL and keeps refreshing)
      * @throws UnsupportedOperationException if this registry cannot renew on demand
      */
     default void renew(Lease lease, Duration ttl) {
