@@ -139,4 +139,15 @@ final class BuilderSettings {
                     + "a lock must live for several refreshes, so use at least 1s, e.g. gcslock.ttl=5m");
         }
     }
+
+    /**
+     * {@code gcslock.wait}, the default wait of {@code @GcsLocked} methods, must not be negative: each later call
+     * without its own {@code maxWait} would fail, far from the cause.
+     */
+    static void checkDefaultWait(Duration wait) {
+        if (wait != null && wait.isNegative()) {
+            throw new GcsLockConfigurationException("defaultWait", "gcslock.wait is " + PropertyMessages.format(wait)
+                    + ", a negative wait; use 0s (the default: one attempt, no waiting) or a positive duration such as 30s");
+        }
+    }
 }

@@ -27,7 +27,9 @@ public class GcsLockActuatorAutoConfiguration {
 
     @Configuration(proxyBeanMethods = false)
     @ConditionalOnClass(name = "org.springframework.boot.health.contributor.HealthIndicator")
-    @ConditionalOnEnabledHealthIndicator("gcsLock")
+    // management.health.gcslock.enabled, the key the configuration metadata describes: the health component
+    // keeps its bean-derived name gcsLock, but Boot reads a camel-case key only in exactly that spelling.
+    @ConditionalOnEnabledHealthIndicator("gcslock")
     static class Health {
 
         @Bean

@@ -69,6 +69,7 @@ public class GcsLockAutoConfiguration {
             throw new GcsLockConfigurationException("bucket", "gcslock.bucket is not set: name the GCS bucket that holds the lock objects");
         }
         BuilderSettings.checkTtl(p.ttl());
+        BuilderSettings.checkDefaultWait(p.defaultWait());
         GcsLockRegistry.Builder builder = GcsLockRegistry.builder(s, bucket);
         BuilderSettings.applyTo(builder, p);
         PropertyMapper.get().from(environment.getProperty("spring.application.name")).to(builder::applicationName);
@@ -111,7 +112,12 @@ public class GcsLockAutoConfiguration {
                                                                  ObjectProvider<GcsLockProperties> properties) {
         // gcslock.wait as GcsLockProperties bound it, read at the first call that needs it: a post-processor
         // that took the properties bean itself would create it before the other post-processors exist.
-        Supplier<Duration> defaultWait = SingletonSupplier.of(() -> properties.getObject().defaultWait());
+        // Checked here too for an application's own LockRegistry bean, where gcsLockRegistry() does not run.
+        Supplier<Duration> defaultWait = SingletonSupplier.of(() -> {
+            Duration wait = properties.getObject().defaultWait();
+            BuilderSettings.checkDefaultWait(wait);
+            return wait;
+        });
         GcsLockedInterceptor interceptor = new GcsLockedInterceptor(registry, environment, beanFactory,
                 event -> events.getObject().publishEvent(event), defaultWait, acquireListeners);
         interceptor.setReachability(reachability);

@@ -71,9 +71,13 @@ public class GcsLockEmulatorAutoConfiguration {
         @Bean
         static BeanFactoryPostProcessor gcsLockEmbeddedEmulatorMissing() {
             return beanFactory -> {
+                String why = TestScopedEmulator.inWorkingDirectory()
+                        .map(file -> ": " + file + " declares it for tests only, and test dependencies are not on the class "
+                                + "path of spring-boot:run, bootRun or the packaged application")
+                        .orElse("");
                 throw new GcsLockConfigurationException("emulator.embedded", "gcslock.emulator.embedded=true needs "
-                        + "the in-process emulator of io.github.gcslock:gcslock-test, which is not on the class path; "
-                        + "gcslock does not fall back to real GCS");
+                        + "the in-process emulator of io.github.gcslock:gcslock-test, which is not on the class path" + why
+                        + "; gcslock does not fall back to real GCS");
             };
         }
     }

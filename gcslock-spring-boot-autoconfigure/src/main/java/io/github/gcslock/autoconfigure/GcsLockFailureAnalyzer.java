@@ -18,7 +18,8 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
             case "storage" -> "Add com.google.cloud:spring-cloud-gcp-starter-storage with GCP credentials, or point "
                     + "gcslock.emulator.endpoint at a GCS emulator.";
             case "bucket" -> "Set gcslock.bucket to the name of an existing GCS bucket (e.g. gcslock.bucket=my-app-locks).";
-            case "emulator.embedded" -> "Add io.github.gcslock:gcslock-test to the application's dependencies, e.g. "
+            case "emulator.embedded" -> cause.getMessage().contains("for tests only") ? testScopedAction()
+                    : "Add io.github.gcslock:gcslock-test to the application's dependencies, e.g. "
                     + "for Maven:\n"
                     + "    <dependency>\n"
                     + "        <groupId>io.github.gcslock</groupId>\n"
@@ -49,6 +50,23 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
         return new FailureAnalysis("gcslock is misconfigured: " + PropertyMessages.translate(cause.getMessage())
                 + (property != null ? " (property: " + property + ")" : " (builder setting: " + cause.setting() + ")"),
                 action, cause);
+    }
+
+    /** gcslock-test is declared for tests only: how to have it in development too. */
+    private static String testScopedAction() {
+        return "To use the embedded emulator outside tests, declare gcslock-test as optional instead of test-scoped "
+                + "(Maven's counterpart of Gradle's developmentOnly: on the class path of spring-boot:run and of the tests, "
+                + "not passed on to projects that depend on yours, and left out of the repackaged jar by Spring Boot 4's "
+                + "Maven plugin unless includeOptional is set):\n"
+                + "    <dependency>\n"
+                + "        <groupId>io.github.gcslock</groupId>\n"
+                + "        <artifactId>gcslock-test</artifactId>\n"
+                + "        <version>" + gcslockVersion() + "</version>\n"
+                + "        <optional>true</optional>\n"
+                + "    </dependency>\n"
+                + "(Gradle: developmentOnly \"io.github.gcslock:gcslock-test\" besides testImplementation.)\n"
+                + "Or keep it test-scoped and run the application on a standalone emulator with "
+                + "gcslock.emulator.endpoint, or on real GCS with gcslock.bucket and GCP credentials.";
     }
 
     /** The version of gcslock on the class path (from the jar manifest); a hint when run from classes. */

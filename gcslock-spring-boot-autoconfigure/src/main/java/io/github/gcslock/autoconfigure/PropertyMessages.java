@@ -3,8 +3,10 @@ package io.github.gcslock.autoconfigure;
 import java.time.Duration;
 import java.time.format.DateTimeParseException;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Set;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -35,22 +37,36 @@ final class PropertyMessages {
     private PropertyMessages() {
     }
 
-    /** {@code message} with property names and Boot-style durations; quoted parts (lock names, prefixes) are left alone. */
+    /** A setting named by one lower-case word ({@code bucket}, {@code prefix}), which may also be plain English. */
+    private static final Pattern ENGLISH_WORD = Pattern.compile("[a-z]+");
+
+    /**
+     * {@code message} with property names and Boot-style durations; quoted parts (lock names, prefixes) are left
+     * alone. A setting named by a plain word ({@code bucket}, {@code prefix}, {@code ttl}) is renamed where it
+     * first appears only, and not at all when the message names its property already: "the GCS bucket" must not
+     * become "the GCS gcslock.bucket". Camel-case and dotted settings ({@code refreshInterval}) are renamed everywhere.
+     */
     static String translate(String message) {
         if (message == null) {
             return null;
         }
+        Set<String> named = new HashSet<>();
+        SETTINGS.forEach((setting, property) -> {
+            if (Pattern.compile(Pattern.quote(property) + "(?![\\w-])").matcher(message).find()) {
+                named.add(setting);
+            }
+        });
         StringBuilder out = new StringBuilder();
         Matcher quoted = QUOTED.matcher(message);
         int at = 0;
         while (quoted.find()) {
-            out.append(translatePlain(message.substring(at, quoted.start()))).append(quoted.group());
+            out.append(translatePlain(message.substring(at, quoted.start()), named)).append(quoted.group());
             at = quoted.end();
         }
-        return out.append(translatePlain(message.substring(at))).toString();
+        return out.append(translatePlain(message.substring(at), named)).toString();
     }
 
-    private static String translatePlain(String text) {
+    private static String translatePlain(String text, Set<String> named) {
         Matcher iso = ISO_DURATION.matcher(text);
         StringBuilder sb = new StringBuilder();
         while (iso.find()) {
@@ -65,7 +81,11 @@ final class PropertyMessages {
             iso.appendReplacement(sb, Matcher.quoteReplacement(replacement));
         }
         iso.appendTail(sb);
-        return SETTING.matcher(sb.toString()).replaceAll(m -> Matcher.quoteReplacement(SETTINGS.get(m.group(1))));
+        return SETTING.matcher(sb.toString()).replaceAll(m -> {
+            String setting = m.group(1);
+            boolean renamed = !ENGLISH_WORD.matcher(setting).matches() || named.add(setting);
+            return Matcher.quoteReplacement(renamed ? SETTINGS.get(setting) : setting);
+        });
     }
 
     /** A duration as Boot's simple style writes it, in the largest unit that holds it exactly: {@code 5m}, {@code 37s}, {@code 10ms}. */

@@ -2,6 +2,7 @@ package io.github.gcslock.autoconfigure;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootVersion;
 import org.springframework.boot.WebApplicationType;
@@ -13,8 +14,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.DefaultResourceLoader;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -53,6 +56,47 @@ class StartupReportTest {
     }
 
     @Test
+    void noCredentialsAndNoBucketReportsBoth(CapturedOutput output) {
+        assumeThat(System.getenv("GOOGLE_APPLICATION_CREDENTIALS")).as("no ADC on this machine").isNull();
+        assumeThat(Files.exists(Path.of(System.getProperty("user.home"), ".config/gcloud/application_default_credentials.json")))
+                .as("no gcloud ADC on this machine").isFalse();
+        assertThatThrownBy(() -> start("--spring.cloud.gcp.project-id=my-project")).isNotNull();
+        String out = output.getAll();
+        assertThat(out).contains("gcslock could not start: no Google Cloud credentials were found")
+                .contains("gcslock.bucket is not set either: once credentials work, gcslock needs the name of an existing "
+                        + "GCS bucket for its lock objects (e.g. gcslock.bucket=my-app-locks), or an emulator");
+        assertThat(out.lines().filter(l -> l.trim().startsWith("at ")).count()).as("no stack trace").isZero();
+    }
+
+    /** The user's app in a JVM of its own, for what only a process environment can set. */
+    public static final class UsersAppMain {
+        public static void main(String[] args) {
+            start(args);
+        }
+    }
+
+    @Test
+    void aCredentialsVariableNamingAMissingFileGetsTheCredentialsReport(@TempDir Path dir) throws Exception {
+        Path missing = dir.resolve("no-such-key.json");
+        ProcessBuilder pb = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp", System.getProperty("java.class.path"), UsersAppMain.class.getName(),
+                "--spring.cloud.gcp.project-id=my-project", "--gcslock.bucket=my-app-locks")
+                .redirectErrorStream(true);
+        pb.environment().put("GOOGLE_APPLICATION_CREDENTIALS", missing.toString());
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        System.out.println("MISSING KEY FILE REPORT:\n" + out.substring(Math.max(0, out.indexOf("APPLICATION FAILED TO START") - 30)));
+        assertThat(p.exitValue()).isNotZero();
+        assertThat(out).contains("APPLICATION FAILED TO START")
+                .contains("gcslock could not start: GOOGLE_APPLICATION_CREDENTIALS names the file '" + missing
+                        + "', which cannot be read (File does not exist.), so the GCS client cannot be created.")
+                .contains("Point GOOGLE_APPLICATION_CREDENTIALS at the service-account key file that exists")
+                .doesNotContain("gcslock.bucket is not set either");
+        assertThat(out.lines().filter(l -> l.trim().startsWith("at ")).count()).as("no stack trace").isZero();
+    }
+
+    @Test
     void onSpringBoot3TheAppStopsWithOneParagraphSayingGcslockNeedsBoot4(CapturedOutput output) {
         // Spring Boot 3 lacks Boot 4's org.springframework.boot.EnvironmentPostProcessor: hide it, as on Boot 3.
         FilteredClassLoader boot3 = new FilteredClassLoader(SpringBootVersionCheck.BOOT_4_MARKER);
@@ -81,8 +125,8 @@ class StartupReportTest {
         Exception real = new RuntimeException("Error creating bean with name 'storage'",
                 new IOException(GcsLockCredentialsFailureAnalyzer.NO_DEFAULT_CREDENTIALS + ". To set up Application Default "
                         + "Credentials for your environment, see https://cloud.google.com/docs/authentication/external/set-up-adc."));
-        assertThat(new GcsLockCredentialsFailureAnalyzer().analyze(real).getAction())
+        assertThat(new GcsLockCredentialsFailureAnalyzer(new org.springframework.mock.env.MockEnvironment()).analyze(real).getAction())
                 .contains("gcloud auth application-default login");
-        assertThat(new GcsLockCredentialsFailureAnalyzer().analyze(new IOException("disk full"))).isNull();
+        assertThat(new GcsLockCredentialsFailureAnalyzer(new org.springframework.mock.env.MockEnvironment()).analyze(new IOException("disk full"))).isNull();
     }
 }

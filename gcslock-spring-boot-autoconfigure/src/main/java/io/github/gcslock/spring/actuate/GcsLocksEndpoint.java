@@ -30,7 +30,8 @@ import java.util.Optional;
  * read is refused too; without it, the delete is conditional on the metageneration the endpoint read
  * while checking that the object is a gcslock lock object. Objects without gcslock's metadata (anything
  * else stored under the prefix, or anywhere in the bucket with an empty prefix) are never deleted (409).
- * Responses: 200 released, 400 bad name or parameter, 403 disabled, 404 no such lock, 409 refused as
+ * The reads answer 503 with the reason when GCS could not be asked.
+ * Force-release responses: 200 released, 400 bad name or parameter, 403 disabled, 404 no such lock, 409 refused as
  * above, 503 GCS could not be asked.
  */
 @Endpoint(id = "gcslocks")
@@ -51,14 +52,24 @@ public class GcsLocksEndpoint {
         this.forceReleaseEnabled = forceReleaseEnabled;
     }
 
-    /** Every lock under the prefix: {@code count} and {@code locks} (holder, fencing token, staleness). */
+    /**
+     * Every lock under the prefix: 200 with {@code count} and {@code locks} (holder, fencing token, staleness);
+     * 503 with the {@code error} when GCS could not be asked, as for one lock.
+     */
     @ReadOperation
-    public Map<String, Object> locks() {
-        List<LockInfo> locks = registry.list();
+    public WebEndpointResponse<Object> locks() {
+        List<LockInfo> locks;
+        try {
+            locks = registry.list();
+        } catch (GcsLockException e) {
+            Map<String, Object> body = new LinkedHashMap<>();
+            body.put("error", e.getMessage());
+            return new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_SERVICE_UNAVAILABLE);
+        }
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("count", locks.size());
         body.put("locks", locks);
-        return body;
+        return new WebEndpointResponse<>(body);
     }
 
     /** One lock (its name may contain {@code /}): 200 with its state, 404 when free, 400 bad name, 503 GCS not asked. */
