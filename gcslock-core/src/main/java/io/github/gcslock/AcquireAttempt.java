@@ -115,6 +115,11 @@ final class AcquireAttempt {
             return any || earlierCall;
         }
 
+        /** Whether a create of this acquisition (its lease id) may have committed unseen. */
+        boolean ofThisCall() {
+            return any;
+        }
+
         void record(long sentNanos) {
             if (!any || sentNanos - earliestSentNanos < 0) {
                 any = true;
@@ -354,6 +359,25 @@ final class AcquireAttempt {
             return Result.heldBy(seen, sawFree);
         }
         return new Result(null, seen, false, sawFree);
+    }
+
+    /**
+     * Rule 14: a wait that ends because the registry closed, after a create of {@code leaseId} whose outcome is
+     * unknown (its reply was lost: it may have committed), reads the object and deletes it if that create wrote
+     * it — guarded by what it read, so nobody else's object goes. Nothing else would: no lease of it exists, and
+     * no later call of a closed registry retakes it. A failure is logged; the object then stays for its TTL.
+     */
+    void deleteOwnUnknownCreate(String name, String leaseId, LockStore store) {
+        try {
+            Blob current = store.read(store.id(name));
+            if (current != null && me.owner().equals(LockObject.owner(current)) && leaseId.equals(LockObject.leaseId(current))
+                    && store.deleteIfUnchanged(current)) {
+                log.debug("lock '{}': deleted the object of a create whose reply was lost, as the registry closed", name);
+            }
+        } catch (RuntimeException e) {
+            log.warn("lock '{}': could not check for a lock object of a create whose reply was lost as the registry closed "
+                    + "({}); if it committed, it stays until its TTL passes", name, e.getMessage());
+        }
     }
 
     /**

@@ -157,6 +157,20 @@ final class Acquirer {
         // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
         // written the object we later adopt, so the adopted object is dated from the earliest.
         AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
+        try {
+            return waitLoop(name, maxWait, slot, timing, budget, start, leaseId, unknownCreates);
+        } catch (IllegalStateException closed) {
+            if (unknownCreates.ofThisCall()) {
+                // Rule 14: a create of this wait may have committed with its reply lost; close() ended the wait
+                // before the next attempt could adopt it. Nothing else will delete it: do it now (bounded).
+                attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing));
+            }
+            throw closed;
+        }
+    }
+
+    private Lease waitLoop(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing, long budget, long start,
+                           String leaseId, AcquireAttempt.UnknownCreates unknownCreates) throws InterruptedException {
         LockInfo holder = attempts.lastSeenHolder(name);
         StorageException lastError = null;
         boolean held = false;

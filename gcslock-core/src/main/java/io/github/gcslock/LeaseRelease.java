@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.ObjLongConsumer;
@@ -112,8 +113,14 @@ final class LeaseRelease {
         } finally {
             lease.released();
             lease.io.unlock();
-            holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
-            listeners.released(lease); // here if this is an application thread, after the lock's earlier events
+            // "released" takes its place among the lock's events before the name is free here, so the next lease's
+            // "acquired" comes after it (rule 20); delivered here if this is an application thread.
+            Runnable tellReleased = listeners.releasedQueued(lease);
+            try {
+                holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
+            } finally {
+                tellReleased.run();
+            }
         }
     }
 
@@ -125,6 +132,22 @@ final class LeaseRelease {
     }
 
     private void deleteOnRelease(GcsLease lease) {
+        // Rule 12 whatever the interrupt flag says: a cancelled task's thread releases too, and an interrupt would
+        // end the write-window wait at once and break the client's retry, leaving our object for its TTL. The
+        // delete runs with the flag clear (bounded by the operation timeout, as ever); the flag is given back after.
+        boolean interrupted = Thread.interrupted();
+        try {
+            interrupted |= deleteOnReleaseUninterrupted(lease);
+        } finally {
+            if (interrupted || Thread.interrupted()) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /** The guarded delete of rule 12, on a thread whose interrupt flag is clear; true if it was interrupted meanwhile. */
+    private boolean deleteOnReleaseUninterrupted(GcsLease lease) {
+        boolean interrupted = false;
         try {
             // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
             // deletes a newer holder's object.
@@ -139,9 +162,17 @@ final class LeaseRelease {
                 if (first.getCode() == 429) {
                     // GCS's write limit on one object (about one per second): our last write was under a
                     // second ago. Wait that second out once instead of letting the client retry every 50 ms.
-                    sleepQuietly(writeRateWindow);
+                    interrupted = sleepUninterruptibly(writeRateWindow);
                 }
-                deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
+                try {
+                    deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
+                } catch (StorageException broken) {
+                    if (!Thread.interrupted()) {
+                        throw broken;
+                    }
+                    interrupted = true; // an interrupt during the call broke it: once more, with the flag clear
+                    deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
+                }
             }
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
             if (deleted) {
@@ -163,6 +194,7 @@ final class LeaseRelease {
             log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
                     lease.name(), ttl, e);
         }
+        return interrupted;
     }
 
     /**
@@ -182,11 +214,17 @@ final class LeaseRelease {
         log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
     }
 
-    private static void sleepQuietly(Duration d) {
-        try {
-            Thread.sleep(d.toMillis());
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt(); // keep the flag; the release goes on
+    /** Sleeps {@code d} whatever interrupts come; true if one came (the caller gives the flag back later). */
+    private boolean sleepUninterruptibly(Duration d) {
+        boolean interrupted = false;
+        long end = System.nanoTime() + d.toNanos(); // a real wait (GCS's write window), not the registry's ticker
+        for (long left = d.toNanos(); left > 0; left = end - System.nanoTime()) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
         }
+        return interrupted;
     }
 }

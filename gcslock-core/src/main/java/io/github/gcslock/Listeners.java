@@ -124,11 +124,12 @@ final class Listeners {
     }
 
     /**
-     * Raised on the releasing thread (a caller's, or the refresher's for a delayed release): run there only
-     * if it is not an engine thread, and always after the lock's earlier events.
+     * Queues "released" now among the lock's events, to be delivered by running the returned task: on the
+     * releasing thread if it is not an engine thread, and always after the lock's earlier events. A release
+     * queues it before it frees the name locally, so that the next lease's "acquired" comes after it.
      */
-    void released(Lease lease) {
-        events.dispatchOrRunHere(lease.name(), () -> {
+    Runnable releasedQueued(Lease lease) {
+        return events.queueToRunHere(lease.name(), () -> {
             for (LockEventListener l : all) {
                 safely(() -> l.released(lease));
             }

@@ -37,6 +37,8 @@ final class LockEventDispatcher {
     private final ThreadPoolExecutor pool;
     /** Lock name → events not yet run; present while a thread drains it. Guarded by {@code this}. */
     private final Map<String, ArrayDeque<Runnable>> pending = new HashMap<>();
+    /** Lock name → the thread running one of its events now. Guarded by {@code this}. */
+    private final Map<String, Thread> running = new HashMap<>();
 
     LockEventDispatcher() {
         AtomicInteger n = new AtomicInteger();
@@ -73,37 +75,64 @@ final class LockEventDispatcher {
      * its call returns, as before), otherwise on this dispatcher's threads.
      */
     void dispatchOrRunHere(String lockName, Runnable event) {
-        if (enqueue(lockName, event)) {
+        queueToRunHere(lockName, event).run();
+    }
+
+    /**
+     * Takes {@code event}'s place among the events of {@code lockName} now; the returned task delivers it as
+     * {@link #dispatchOrRunHere} does, and must be run. Lets a release queue its "released" before the name is
+     * free locally, so the next lease's "acquired" comes after it (rule 20).
+     */
+    Runnable queueToRunHere(String lockName, Runnable event) {
+        if (!enqueue(lockName, event)) {
+            return () -> { }; // the thread draining this lock runs it after the earlier events
+        }
+        return () -> {
             if (onEngineThread()) {
                 pool.execute(() -> drain(lockName));
             } else {
                 drain(lockName);
             }
-        }
+        };
     }
 
     /**
-     * Runs {@code event} on the calling thread now, as the next event of {@code lockName}: events of that
-     * lock raised while it runs (a new lease's first refreshes) wait for it and then run on this
-     * dispatcher's threads. For "acquired", whose listeners run on the acquiring thread (a failure there
-     * must reach the caller, who then does not hold the lock) and must come before the lease's other events.
-     * If another thread is still delivering earlier events of the name (a previous lease's), the event runs
-     * here at once.
+     * Runs {@code event} on the calling thread, as the next event of {@code lockName}: events of that lock
+     * raised while it runs (a new lease's first refreshes) wait for it and then run on this dispatcher's
+     * threads. For "acquired", whose listeners run on the acquiring thread (a failure there must reach the
+     * caller, who then does not hold the lock) and must come before the lease's other events. If events of
+     * the name raised earlier are still pending or running (a previous lease's slow "lost" listener, its
+     * "released"), the calling thread waits for them first: the events of one lock never overlap, across its
+     * leases too (rule 20). Called from inside one of the name's own events (a listener acquiring the name
+     * again), it runs at once: that thread cannot wait for itself.
      */
     void runHereFirst(String lockName, Runnable event) {
+        Turn turn = null;
         boolean claimed;
         synchronized (this) {
-            claimed = !pending.containsKey(lockName);
-            if (claimed) {
+            ArrayDeque<Runnable> queue = pending.get(lockName);
+            if (queue == null) {
                 pending.put(lockName, new ArrayDeque<>());
+                claimed = true;
+            } else if (running.get(lockName) == Thread.currentThread()) {
+                claimed = false; // nested in one of this lock's events
+            } else {
+                turn = new Turn();
+                queue.add(turn); // the thread that drains reaches it after the earlier events and hands over
+                claimed = true;
             }
         }
+        if (turn != null) {
+            turn.awaitHandOver();
+        }
+        Thread previous = claimed ? running(lockName, Thread.currentThread()) : null;
         try {
             event.run();
         } finally {
             if (claimed) {
                 boolean queuedMeanwhile;
                 synchronized (this) {
+                    restore(lockName, previous);
                     queuedMeanwhile = !pending.get(lockName).isEmpty();
                     if (!queuedMeanwhile) {
                         pending.remove(lockName); // nothing waited: a release on this thread may run here later
@@ -112,6 +141,47 @@ final class LockEventDispatcher {
                 if (queuedMeanwhile) {
                     pool.execute(() -> drain(lockName));
                 }
+            }
+        }
+    }
+
+    /** Marks {@code thread} as running an event of {@code lockName}; returns the mark it replaces. */
+    private synchronized Thread running(String lockName, Thread thread) {
+        return running.put(lockName, thread);
+    }
+
+    private void restore(String lockName, Thread previous) {
+        if (previous == null) {
+            running.remove(lockName);
+        } else {
+            running.put(lockName, previous);
+        }
+    }
+
+    /**
+     * A place in a lock's queue kept for a thread that runs its event itself ({@link #runHereFirst}): the
+     * draining thread stops there and hands the lock's queue over to it.
+     */
+    private static final class Turn implements Runnable {
+        private final java.util.concurrent.CountDownLatch handedOver = new java.util.concurrent.CountDownLatch(1);
+
+        @Override
+        public void run() {
+            handedOver.countDown();
+        }
+
+        void awaitHandOver() {
+            boolean interrupted = false;
+            while (true) {
+                try {
+                    handedOver.await();
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true; // the earlier events run on; the flag is given back after
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }
@@ -134,6 +204,7 @@ final class LockEventDispatcher {
     private void drain(String lockName) {
         while (true) {
             Runnable next;
+            Thread previous;
             synchronized (this) {
                 ArrayDeque<Runnable> queue = pending.get(lockName);
                 next = queue.poll();
@@ -141,11 +212,20 @@ final class LockEventDispatcher {
                     pending.remove(lockName);
                     return;
                 }
+                if (next instanceof Turn turn) {
+                    turn.run(); // the queue is the waiting thread's now (still pending): it drains on after its event
+                    return;
+                }
+                previous = running.put(lockName, Thread.currentThread());
             }
             try {
                 next.run();
             } catch (Throwable t) { // an Error too: the remaining events of this lock must still run
                 log.warn("a listener of lock '{}' threw; ignored", lockName, t);
+            } finally {
+                synchronized (this) {
+                    restore(lockName, previous);
+                }
             }
         }
     }

@@ -11,8 +11,10 @@ import java.time.Duration;
  * that refresh leases or enforce deadlines, so a slow listener (an alert sent over HTTP) delays no
  * lease's refresh nor its LOST transition. {@link #released} runs on the releasing thread when that is
  * an application thread and nothing of the lock is still being reported, else on a listener thread.
- * The events of one lock are delivered one at a time, in the order they happened; a slow listener of
- * one lock does not delay the events of another.
+ * The events of one lock are delivered one at a time, in the order they happened, across its leases
+ * too: a thread that acquires the lock while a previous lease's events are still being delivered (a slow
+ * {@link #lost} listener) waits for them before {@link #acquired} runs. A slow listener of one lock does
+ * not delay the events of another.
  *
  * <p>Exceptions thrown by a listener are logged and ignored, except an {@link Error} thrown by
  * {@link #acquired}: the lease is then released and the Error reaches the caller (a lease whose

@@ -1,0 +1,117 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.BlobId;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * {@link LockEventListener} promises one-at-a-time, in-order delivery per lock (rule 20) — across the leases
+ * of one name too: the next lease's "acquired" comes after every event of the lease before it.
+ */
+class EventOrderAcrossLeasesTest extends EmulatorTestBase {
+
+    /**
+     * Item 5. Interleaving: lease 1 is lost (its object deleted by an administrator) and its {@code lost}
+     * listener is slow; the application releases lease 1, and another thread acquires the name again (lease 2)
+     * while that listener still runs. Before: {@code acquired 2} ran at once on the acquiring thread, during
+     * {@code lost 1} and before {@code released 1}. Now the acquiring thread waits for lease 1's events.
+     */
+    @Test
+    void theNextLeasesAcquiredComesAfterEveryEventOfTheLeaseBefore() throws Exception {
+        List<String> events = new CopyOnWriteArrayList<>();
+        CountDownLatch lostStarted = new CountDownLatch(1);
+        CountDownLatch letLostFinish = new CountDownLatch(1);
+        AtomicReference<Lease> first = new AtomicReference<>();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            private String which(Lease lease) {
+                return lease == first.get() ? "1" : "2";
+            }
+
+            @Override
+            public void acquired(Lease lease) {
+                events.add("acquired " + (first.get() == null ? "1" : which(lease)));
+            }
+
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                events.add("lost " + which(lease));
+                lostStarted.countDown();
+                try {
+                    letLostFinish.await(10, TimeUnit.SECONDS); // an alert sent over a slow network
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                events.add("lost-done " + which(lease));
+            }
+
+            @Override
+            public void released(Lease lease) {
+                events.add("released " + which(lease));
+            }
+        }));
+        first.set(r.tryAcquire("ordered").orElseThrow());
+        storage.delete(BlobId.of(BUCKET, "gcslock/ordered")); // the next refresh meets 404: lease 1 is lost
+        assertThat(lostStarted.await(10, TimeUnit.SECONDS)).isTrue();
+        first.get().release();
+
+        AtomicReference<Lease> second = new AtomicReference<>();
+        Thread acquirer = new Thread(() -> second.set(r.tryAcquire("ordered").orElseThrow()), "second-acquirer");
+        acquirer.start();
+        // Either "acquired 2" ran (the old order), or the acquiring thread waits for lease 1's events.
+        await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2") || waitsInTheDispatcher(acquirer));
+        letLostFinish.countDown();
+        acquirer.join(10_000);
+        second.get().release();
+        await().atMost(Duration.ofSeconds(5)).until(() -> events.contains("released 2"));
+        assertThat(events).containsExactly("acquired 1", "lost 1", "lost-done 1", "released 1", "acquired 2", "released 2");
+    }
+
+    private static boolean waitsInTheDispatcher(Thread t) {
+        Thread.State s = t.getState();
+        return (s == Thread.State.WAITING || s == Thread.State.TIMED_WAITING)
+                && Arrays.stream(t.getStackTrace()).anyMatch(f -> f.getClassName().startsWith(LockEventDispatcher.class.getName()));
+    }
+
+    /**
+     * A listener of a lock that acquires the same lock (a lost listener that tries to take the lock back)
+     * must not wait for itself: its "acquired" runs at once, nested in the running event.
+     */
+    @Test
+    void aListenerThatAcquiresItsOwnLockAgainDoesNotWaitForItself() throws Exception {
+        List<String> events = new CopyOnWriteArrayList<>();
+        AtomicReference<GcsLockRegistry> self = new AtomicReference<>();
+        AtomicReference<Lease> retaken = new AtomicReference<>();
+        CountDownLatch done = new CountDownLatch(1);
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void acquired(Lease lease) {
+                events.add("acquired");
+            }
+
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                events.add("lost");
+                lease.release();
+                retaken.set(self.get().tryAcquire("retaken").orElse(null));
+                done.countDown();
+            }
+        }));
+        self.set(r);
+        r.tryAcquire("retaken").orElseThrow();
+        storage.delete(BlobId.of(BUCKET, "gcslock/retaken"));
+        assertThat(done.await(10, TimeUnit.SECONDS)).as("the lost listener finished").isTrue();
+        assertThat(retaken.get()).isNotNull();
+        assertThat(events).startsWith("acquired", "lost", "acquired");
+        retaken.get().release();
+    }
+}
