@@ -26,6 +26,19 @@ import java.lang.annotation.Target;
  * <p>Nested calls on one thread are reentrant and cost no GCS request. The lock is released when the
  * method returns or throws (after {@link #holdAtLeast()}, if set). Usable as a meta-annotation.
  *
+ * <p>Async and reactive methods hold the lock until their result completes, not until they return:
+ * <ul>
+ *   <li>a method returning {@code CompletableFuture}/{@code CompletionStage} holds it from the call until the
+ *       stage completes (value, exception or cancellation); the caller's future completes after the release.
+ *       {@code SKIP} returns a future of {@code null} without running the method;</li>
+ *   <li>a method returning a Reactor {@code Mono}/{@code Flux} is invoked at subscription and holds the lock
+ *       until the publisher completes, errors or is cancelled; {@code SKIP} gives an empty publisher,
+ *       {@code WAIT} waits on Reactor's bounded-elastic scheduler, and the lease is in the subscriber
+ *       context ({@code ctx.get(Lease.class)}), not in {@link GcsLocks#currentLease()};</li>
+ *   <li>an {@code @Async} method holds the lock on the async thread.</li>
+ * </ul>
+ * Kotlin {@code suspend} functions are not covered: return a {@code Mono} or a {@code CompletableFuture}.
+ *
  * <p>Applied through a proxy, like {@code @Transactional}: a call through {@code this} from another
  * method of the same bean is not locked.
  */

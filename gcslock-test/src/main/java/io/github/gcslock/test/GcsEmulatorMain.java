@@ -12,7 +12,7 @@ import java.util.concurrent.CountDownLatch;
 /**
  * Runs the emulator on its own, so several application instances (or a container) can share it:
  * <pre>
- * ./mvnw -q -pl gcslock-test -am package -DskipTests
+ * ./mvnw -B -pl gcslock-test -am package -DskipTests
  * java -jar gcslock-test/target/gcslock-test-*-emulator.jar --port 4443 --bucket locks --bucket uploads
  * </pre>
  * Options: {@code --port N} (default 4443; 0 picks a free port), {@code --bucket NAME} (repeatable;
