@@ -34,10 +34,18 @@ import java.util.function.LongSupplier;
  *     default TTL this takes about 100 days of uptime; with a 20 % fast clock, a few TTLs.</li>
  * </ol>
  * So anchors are kept only for a recent window (two TTLs, and at least two of any TTL a lock object was
- * judged with, so that the observed-time rule can still prove a dead lock stale): the bound is the
- * highest one among anchors taken within the window, and drift adds at most ε × window to it, however
- * long the process runs. When no anchor is left (nothing read for a whole window) there is no estimate,
- * and nothing is judged stale until a fresh reply gives one.
+ * judged with): the bound is the highest one among anchors taken within the window, and drift adds at
+ * most ε × window to it, however long the process runs. When no anchor is left (nothing read for a whole
+ * window) there is no estimate, and nothing is judged stale until a fresh reply gives one.
+ *
+ * <h2>Per lock: a lock is judged on anchors of its own window</h2>
+ * Keeping anchors for twice the longest TTL ever judged is not enough: one look at a lock held with a 1 h
+ * TTL would let every other lock be judged on anchors up to 2 h old, and a 2 s lock's safety margin does
+ * not cover two hours of drift (a contender whose clock ran 20 % fast took a live 2 s lock over). So
+ * {@link #isProvablyExpired} judges an object with TTL {@code t} only on anchors taken within {@code 2t}:
+ * the error stays within ε × 2 × (that lock's TTL). Anchors are kept for the widest window in use and
+ * spaced for the narrowest, at most {@value #MAX_ANCHORS} of them (a fresh anchor that improves nothing is
+ * then dropped — fewer anchors only ever lower the bound).
  */
 final class GcsTimeEstimator {
 
@@ -51,17 +59,24 @@ final class GcsTimeEstimator {
     /** How many anchors at most a window holds (consecutive kept anchors are at least window / this apart). */
     private static final int SLOTS = 16;
 
+    /** Bound on the anchors kept, whatever the spread of the windows in use. */
+    static final int MAX_ANCHORS = 256;
+
     private final LongSupplier nanoTime;
     /**
      * Anchors taken within the window, oldest first, each giving a strictly lower bound than the one
      * before it (an older anchor whose bound a newer one reaches is useless: it would also expire first).
      */
     private final Deque<Anchor> anchors = new ArrayDeque<>();
+    /** How long anchors are kept: the widest window in use. */
     private long windowNanos;
+    /** The narrowest window in use: anchors are spaced for it. */
+    private long narrowestNanos;
 
     GcsTimeEstimator(LongSupplier nanoTime, Duration window) {
         this.nanoTime = nanoTime;
         this.windowNanos = window.toNanos();
+        this.narrowestNanos = windowNanos;
     }
 
     /** Records that a reply received at {@code receivedNanos} showed an object written at {@code updated} (GCS time). */
@@ -73,12 +88,15 @@ final class GcsTimeEstimator {
         Anchor fresh = new Anchor(updated.toEpochMilli(), receivedNanos);
         Anchor newest = anchors.peekLast();
         if (newest != null && fresh.gcsMillis <= newest.boundAt(receivedNanos)
-                && receivedNanos - newest.nanos < windowNanos / SLOTS) {
+                && receivedNanos - newest.nanos < narrowestNanos / SLOTS) {
             return; // no better than an anchor taken just before, which expires only a little earlier
         }
         // Anchors whose bound the fresh one reaches are useless from now on (same rate, expire earlier).
         while (!anchors.isEmpty() && anchors.peekLast().boundAt(receivedNanos) <= fresh.gcsMillis) {
             anchors.pollLast();
+        }
+        if (anchors.size() >= MAX_ANCHORS) {
+            return; // full, and it improves nothing: the window's older anchors bound GCS time higher
         }
         anchors.addLast(fresh);
     }
@@ -102,16 +120,33 @@ final class GcsTimeEstimator {
      * for longer than its TTL. Never true on a guess.
      */
     boolean isProvablyExpired(Instant updated, Duration ttl) {
-        widenFor(ttl);
-        Instant now = lowerBoundNow();
+        long window = windowFor(ttl);
+        Instant now = lowerBoundWithin(window);
         return now != null && updated != null && now.isAfter(updated.plus(ttl));
     }
 
-    /** The observed-time rule needs anchors that live longer than the TTL being judged. */
-    private synchronized void widenFor(Duration ttl) {
+    /** A lock of TTL {@code ttl} is judged on anchors of the last two TTLs: kept that long, spaced for it. */
+    private synchronized long windowFor(Duration ttl) {
         long needed = ttl.multipliedBy(2).toNanos();
         if (needed > windowNanos) {
             windowNanos = needed;
         }
+        if (needed < narrowestNanos) {
+            narrowestNanos = needed;
+        }
+        return needed;
+    }
+
+    /** GCS time is at least this now, by anchors taken within {@code window} (drift adds at most ε × window); or null. */
+    private synchronized Instant lowerBoundWithin(long window) {
+        long now = nanoTime.getAsLong();
+        expire(now);
+        // Oldest first, each bounding GCS time lower than the one before: the first within the window is the best.
+        for (Anchor a : anchors) {
+            if (now - a.nanos <= window) {
+                return Instant.ofEpochMilli(a.boundAt(now));
+            }
+        }
+        return null;
     }
 }

@@ -49,7 +49,7 @@ final class LockInspector {
             if (b == null) {
                 return Optional.empty();
             }
-            return Optional.of(info(name, b));
+            return Optional.of(info(name, b, false));
         } catch (StorageException e) {
             throw store.unavailable(name, e);
         }
@@ -59,7 +59,7 @@ final class LockInspector {
         List<LockInfo> out = new ArrayList<>();
         try {
             for (Blob b : store.list()) {
-                out.add(info(b.getName().substring(prefix.length()), b));
+                out.add(info(b.getName().substring(prefix.length()), b, false));
             }
         } catch (StorageException e) {
             throw store.unavailable(null, e);
@@ -84,8 +84,17 @@ final class LockInspector {
         }
     }
 
-    /** What the lock object {@code b} of lock {@code name} says, judged now (stale or not, ours or not). */
+    /** What the lock object {@code b} of lock {@code name} says, judged now, for an acquisition (rule 6: recorded). */
     LockInfo info(String name, Blob b) {
+        return info(name, b, true);
+    }
+
+    /**
+     * What the lock object {@code b} of lock {@code name} says, judged now (stale or not, ours or not).
+     * {@code record}: whether this look counts for the observed-time record — an acquisition's does; an
+     * inspection only reads that record, so that looking at locks never makes acquiring them blind.
+     */
+    private LockInfo info(String name, Blob b, boolean record) {
         Duration objectTtl = LockObject.ttl(b, defaultTtl);
         Instant updated = LockObject.updated(b);
         String leaseId = LockObject.leaseId(b);
@@ -98,7 +107,8 @@ final class LockInspector {
         // version unchanged for longer than its TTL (rule 6: observed time; needed because the GCS-time
         // anchors expire after two TTLs, and a process that looks less often would never prove it).
         boolean stale = store.gcsTime().isProvablyExpired(updated, objectTtl)
-                || unchangedVersions.unchangedForNanos(b.getName(), generation, metageneration, nanoTime.getAsLong())
+                || (record ? unchangedVersions.unchangedForNanos(b.getName(), generation, metageneration, nanoTime.getAsLong())
+                        : unchangedVersions.peek(b.getName(), generation, metageneration, nanoTime.getAsLong()))
                         > objectTtl.toNanos();
         return new LockInfo(name, b.getName(), LockObject.owner(b), leaseId, LockObject.meta(b, LockObject.HOST),
                 LockObject.meta(b, LockObject.PID), LockObject.meta(b, LockObject.APP), LockObject.meta(b, LockObject.THREAD),

@@ -29,7 +29,8 @@ final class UnchangedVersions {
     private record Seen(long generation, long metageneration, long firstSeenNanos) {
     }
 
-    private final Map<String, Seen> byObject = new LinkedHashMap<>(64, 0.75f, true) {
+    /** In order of last record (moved to the end by {@link #unchangedForNanos}, never by {@link #peek}). */
+    private final Map<String, Seen> byObject = new LinkedHashMap<>(64, 0.75f, false) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, Seen> eldest) {
             return size() > MAX_OBJECTS;
@@ -42,9 +43,24 @@ final class UnchangedVersions {
      * (0 for a version seen for the first time).
      */
     synchronized long unchangedForNanos(String objectName, long generation, long metageneration, long nowNanos) {
-        Seen seen = byObject.get(objectName);
+        Seen seen = byObject.remove(objectName); // re-inserted: the most recently recorded
         if (seen == null || seen.generation != generation || seen.metageneration != metageneration) {
             byObject.put(objectName, new Seen(generation, metageneration, nowNanos));
+            return 0;
+        }
+        byObject.put(objectName, seen);
+        return nowNanos - seen.firstSeenNanos;
+    }
+
+    /**
+     * Like {@link #unchangedForNanos} but records nothing and forgets nothing: for looks that are not
+     * acquisitions ({@code inspect()}, {@code list()}), which must never push out what an acquisition
+     * recorded (a list of more objects than this record holds would make every acquisition see its dead
+     * holder's version for the first time, and never prove it stale).
+     */
+    synchronized long peek(String objectName, long generation, long metageneration, long nowNanos) {
+        Seen seen = byObject.get(objectName);
+        if (seen == null || seen.generation != generation || seen.metageneration != metageneration) {
             return 0;
         }
         return nowNanos - seen.firstSeenNanos;
