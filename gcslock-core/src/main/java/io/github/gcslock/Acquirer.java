@@ -12,8 +12,9 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * Acquire calls: a one-shot attempt ({@code tryAcquire}) and a wait ({@code acquire}), with local queueing and
- * reentrancy ({@link LocalHolds}, rule 17), the wait loop and its pace (rule 16), and the hand-out of what an
+ * Acquire calls: a one-shot attempt ({@code tryAcquire}) and a wait ({@code acquire}) for an owner (a thread or an
+ * invocation, {@link LockOwner}), with local queueing and reentrancy of that owner ({@link LocalHolds}, rule 17),
+ * the wait loop and its pace (rule 16), and the hand-out of what an
  * {@link AcquireAttempt} created ({@link LeaseIssuer}). Only the thread holding a name's local permit sends
  * requests for it; a waiter sleeps without it.
  */
@@ -52,12 +53,12 @@ final class Acquirer {
     }
 
     /** {@code tryAcquire} of the public API: one attempt, told to the listeners (acquireStarted ... acquireFinished). */
-    Optional<Lease> tryAcquire(String name, Duration ttl) {
+    Optional<Lease> tryAcquire(String name, Duration ttl, LockOwner owner) {
         long start = nanoTime.getAsLong();
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Optional<Lease> lease = Optional.empty();
         try {
-            lease = tryOnce(name, context.timingFor(name, ttl));
+            lease = tryOnce(name, context.timingFor(name, ttl), owner.key());
             outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
             return lease;
         } finally {
@@ -68,12 +69,12 @@ final class Acquirer {
     }
 
     /** {@code acquire} of the public API: a wait of up to {@code maxWait}, told to the listeners. */
-    Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
+    Lease acquire(String name, Duration maxWait, Duration ttl, LockOwner owner) throws InterruptedException {
         long start = nanoTime.getAsLong();
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Lease lease = null;
         try {
-            lease = waitFor(name, maxWait, context.timingFor(name, ttl));
+            lease = waitFor(name, maxWait, context.timingFor(name, ttl), owner.key());
             outcome = AcquireOutcome.ACQUIRED;
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -86,29 +87,30 @@ final class Acquirer {
         }
     }
 
-    /** One attempt: the lease, or empty if another process — or another thread here, holding or asking — has it. */
-    private Optional<Lease> tryOnce(String name, LeaseTiming timing) {
+    /** One attempt: the lease, or empty if another process — or another owner here, holding or asking — has it. */
+    private Optional<Lease> tryOnce(String name, LeaseTiming timing, Object owner) {
         issuer.checkOpen();
         LockObject.validateName(prefix, name);
         LocalSlot slot = holds.pin(name);
         try {
-            return tryOnce(name, slot, timing);
+            return tryOnce(name, slot, timing, owner);
         } finally {
             holds.unpin(name, slot);
         }
     }
 
-    private Optional<Lease> tryOnce(String name, LocalSlot slot, LeaseTiming timing) {
-        Lease reentrant = holds.reenter(slot, name);
+    private Optional<Lease> tryOnce(String name, LocalSlot slot, LeaseTiming timing, Object owner) {
+        Lease reentrant = holds.reenter(slot, name, owner);
         if (reentrant != null) {
             return Optional.of(reentrant);
         }
         listeners.acquireStarted(name, AcquireMode.TRY);
         if (!slot.permit.tryAcquire()) {
-            return Optional.empty(); // another thread of this process holds it or is asking GCS right now
+            return Optional.empty(); // another owner here (thread or invocation) holds it, or is asking GCS right now
         }
         boolean acquired = false;
         try {
+            holds.asking(slot, owner);
             issuer.checkOpen(name);
             // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
             // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
@@ -129,21 +131,21 @@ final class Acquirer {
     }
 
     /** Waits up to {@code maxWait} for the lease. */
-    private Lease waitFor(String name, Duration maxWait, LeaseTiming timing) throws InterruptedException {
+    private Lease waitFor(String name, Duration maxWait, LeaseTiming timing, Object owner) throws InterruptedException {
         issuer.checkOpen();
         LockObject.validateName(prefix, name);
         LockSettings.requireNonNegative("maxWait", maxWait);
         LocalSlot slot = holds.pin(name);
         try {
-            return waitFor(name, maxWait, slot, timing);
+            return waitFor(name, maxWait, slot, timing, owner);
         } finally {
             holds.unpin(name, slot);
         }
     }
 
-    private Lease waitFor(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing) throws InterruptedException {
+    private Lease waitFor(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing, Object owner) throws InterruptedException {
         long budget = saturatedNanos(maxWait);
-        Lease reentrant = holds.reenter(slot, name);
+        Lease reentrant = holds.reenter(slot, name, owner);
         if (reentrant != null) {
             return reentrant;
         }
@@ -201,6 +203,7 @@ final class Acquirer {
             }
             boolean acquired = false;
             try {
+                holds.asking(slot, owner);
                 // close() while this thread queued on the local permit: the thread that had it was woken by
                 // close() and gave it up; so do we, rather than start asking GCS for a closed registry.
                 issuer.checkOpen(name);

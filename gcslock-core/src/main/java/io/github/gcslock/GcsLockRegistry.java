@@ -20,7 +20,7 @@ import java.util.function.LongSupplier;
  * <p>This class is the facade: the public API, {@link #close()} and the {@link Builder}. Acquire calls (local
  * queueing, the wait loop and its pace) are the {@link Acquirer}'s; one attempt (create, or read and adopt /
  * retake / take over) is an {@link AcquireAttempt}, and the {@link LeaseIssuer} hands out what it created.
- * Local holds and reentrancy are {@link LocalHolds}; held leases are kept (refreshed, their deadlines enforced)
+ * Local holds and reentrancy (per {@link LockOwner}: a thread, or an invocation) are {@link LocalHolds}; held leases are kept (refreshed, their deadlines enforced)
  * by the {@link LeaseKeeper} and ended by {@link LeaseRelease} (a delete with the same preconditions);
  * {@link LockInspector} reads lock objects for people; {@link Listeners} tells the listeners. Every GCS request
  * goes through the {@link LockStore}. None of these parts refers to this class (see the code map in
@@ -40,7 +40,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
     private final ProcessIdentity me;
     /** Every listener, told safely; on the right thread (rule 20). */
     private final Listeners listeners;
-    /** Per name: the local permit, its owner thread and hold count (rules 13, 17); the leases held. */
+    /** Per name: the local permit, its owner (thread or invocation) and hold count (rules 13, 17); the leases held. */
     private final LocalHolds holds = new LocalHolds();
     /** Clocks, timing of an acquisition and the store that fits it (rule 15). */
     private final EngineContext context;
@@ -106,7 +106,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public Optional<Lease> tryAcquire(String name, Duration ttl) {
-        return acquirer.tryAcquire(name, ttl);
+        return acquirer.tryAcquire(name, ttl, LockOwner.currentThread());
+    }
+
+    /**
+     * Like {@link #tryAcquire(String, Duration)}, for {@code owner}: reentrant only if {@code owner} holds the
+     * name already; any other owner here (a thread or another invocation) finds it held. See {@link LockOwner}.
+     *
+     * @param ttl the lease's TTL; null for the registry's
+     */
+    @Override
+    public Optional<Lease> tryAcquire(String name, Duration ttl, LockOwner owner) {
+        return acquirer.tryAcquire(name, ttl, Objects.requireNonNull(owner, "owner"));
     }
 
     @Override
@@ -122,7 +133,18 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
-        return acquirer.acquire(name, maxWait, ttl);
+        return acquirer.acquire(name, maxWait, ttl, LockOwner.currentThread());
+    }
+
+    /**
+     * Like {@link #acquire(String, Duration, Duration)}, for {@code owner}: reentrant only if {@code owner} holds
+     * the name already; while any other owner here holds it, this waits as for another process. See {@link LockOwner}.
+     *
+     * @param ttl the lease's TTL; null for the registry's
+     */
+    @Override
+    public Lease acquire(String name, Duration maxWait, Duration ttl, LockOwner owner) throws InterruptedException {
+        return acquirer.acquire(name, maxWait, ttl, Objects.requireNonNull(owner, "owner"));
     }
 
     // ------------------------------------------------------------------ release

@@ -8,8 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 
 /**
- * What this process knows locally about each lock name: a permit its threads queue on, the thread that
- * owns the name and its reentrant hold count, and whether the outermost hold was given back for a delayed
+ * What this process knows locally about each lock name: a permit its threads queue on, the owner of the
+ * name's hold (a thread, or an invocation: {@link LockOwner}) and its reentrant hold count, and whether the outermost hold was given back for a delayed
  * release; and the leases it holds, by lease id. No GCS request is made here; the engine asks this class
  * whether a hold that was given back ends the lease, and tells it when a lease was handed out or
  * released. Names are kept only while used (rule 17): per-tenant names must not accumulate.
@@ -18,7 +18,8 @@ final class LocalHolds {
 
     /**
      * Local state of one name: a permit that the threads of this process queue on (so a process sends
-     * at most one contender's requests per name), the thread holding it, and its reentrant hold count.
+     * at most one contender's requests per name), the owner holding it (a thread or an invocation, rule 17),
+     * and its reentrant hold count.
      * A {@link Semaphore} rather than a ReentrantLock because a lease may be released from another
      * thread (shutdown, deferred release). Kept in {@link LocalHolds#slots} only while used (rule 17): see
      * {@link LocalHolds#pin}.
@@ -31,9 +32,12 @@ final class LocalHolds {
          * only in {@code slots}' compute.
          */
         private int users;
-        private volatile Thread owner;
+        /** {@link LockOwner#key()} of the hold: a Thread, or the LockOwner of an invocation; null when nobody owns it. */
+        private volatile Object owner;
         private volatile GcsLease lease;
-        /** Holds of the owner thread (guarded by the slot's monitor); 0 while a hold-at-least delay runs. */
+        /** The owner whose thread holds the permit to ask GCS; becomes {@link #owner} if a lease is handed out. */
+        private volatile Object asking;
+        /** Holds of the owner (guarded by the slot's monitor); 0 while a hold-at-least delay runs. */
         private int holds;
         /** The outermost hold was given back with {@code releaseAfter}: the delayed release ends the lease (rule 13). */
         private boolean releaseDeferred;
@@ -74,9 +78,14 @@ final class LocalHolds {
         });
     }
 
-    /** A nested acquire by the thread that holds the name: counted locally, no GCS request. */
-    Lease reenter(LocalSlot slot, String name) {
-        if (slot.owner != Thread.currentThread()) {
+    /**
+     * A nested acquire by the owner that holds the name: counted locally, no GCS request. Rule 17: only the very
+     * owner re-enters — for an invocation that is its {@link LockOwner}, never the thread that happens to ask (a
+     * pooled thread that took an invocation's lock and went back to its pool, or the caller of a method whose
+     * future is still running, would otherwise run a second body inside the first's hold).
+     */
+    Lease reenter(LocalSlot slot, String name, Object owner) {
+        if (slot.owner != owner) {
             return null;
         }
         GcsLease lease = slot.lease;
@@ -84,7 +93,7 @@ final class LocalHolds {
             return null;
         }
         if (!lease.isHealthy()) {
-            throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this thread is no longer healthy: "
+            throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this owner is no longer healthy: "
                     + lease.lostReason().orElse("released"));
         }
         synchronized (slot) {
@@ -96,9 +105,14 @@ final class LocalHolds {
         return new ReentrantHold(lease);
     }
 
-    /** {@code lease} was handed out to the calling thread, which holds {@code slot}'s permit: its one hold. */
+    /** The calling thread took {@code slot}'s permit to ask GCS for {@code owner} ({@link LockOwner#key()}). */
+    void asking(LocalSlot slot, Object owner) {
+        slot.asking = owner;
+    }
+
+    /** {@code lease} was handed out to the owner that asked (its thread holds {@code slot}'s permit): its one hold. */
     void own(LocalSlot slot, GcsLease lease) {
-        slot.owner = Thread.currentThread();
+        slot.owner = slot.asking;
         slot.lease = lease;
         synchronized (slot) {
             slot.holds = 1;
@@ -146,7 +160,7 @@ final class LocalHolds {
             }
             slot.holds = 0;
             if (slot.releaseDeferred) {
-                slot.owner = null; // rule 13: no thread owns it now; the delayed release ends the lease
+                slot.owner = null; // rule 13: nobody owns it now; the delayed release ends the lease
                 return false;
             }
         }
@@ -163,7 +177,7 @@ final class LocalHolds {
         if (slot == null || slot.lease != lease || !lease.claimOuterHold()) {
             return null; // already released
         }
-        // Rule 13. If the releasing thread kept counting as the owner, its next acquire (the next tick of a
+        // Rule 13. If the releasing owner kept counting as the owner, its next acquire (the next tick of a
         // single-thread scheduler) would be a reentrant hold and run the job again inside the hold. So the
         // outer hold is given back now and the name stays taken (permit and lease kept) until the delay ends.
         synchronized (slot) {
@@ -178,7 +192,7 @@ final class LocalHolds {
 
     /**
      * The end of a hold-at-least delay: true if the lease must now be released — false if it was released
-     * meanwhile (close()), or a nested hold of its thread is still open (giving that back releases it).
+     * meanwhile (close()), or a nested hold of its owner is still open (giving that back releases it).
      */
     boolean deferredReleaseDue(LocalSlot slot, GcsLease lease) {
         synchronized (slot) {
@@ -186,7 +200,7 @@ final class LocalHolds {
                 return false; // released meanwhile (close())
             }
             slot.releaseDeferred = false;
-            return slot.holds <= 0; // else the owner thread is still inside a nested hold
+            return slot.holds <= 0; // else the owner is still inside a nested hold
         }
     }
 

@@ -10,9 +10,12 @@ import java.util.concurrent.locks.Lock;
 /**
  * Distributed locks by name. Implementations are thread-safe.
  *
- * <p>Within one process, a thread that already holds a name gets a reentrant hold without any
- * remote request, and threads that want the same name queue locally, so a process contends for a
- * name with at most one thread.
+ * <p>Within one process a hold belongs to an owner ({@link LockOwner}). The plain methods acquire for the calling
+ * thread: a thread that already holds a name gets a reentrant hold without any remote request. Code whose work
+ * may finish on another thread (futures, reactive streams, callbacks) acquires for an invocation
+ * ({@link #tryAcquire(String, Duration, LockOwner)}, {@link #acquire(String, Duration, Duration, LockOwner)}): its
+ * hold is never entered by another invocation or by a thread that happens to run its code. Owners that want the
+ * same name queue locally, so a process contends for a name with at most one of them.
  */
 public interface LockRegistry {
 
@@ -53,6 +56,32 @@ public interface LockRegistry {
      */
     default Lease acquire(String name, Duration maxWait, Duration ttl) throws InterruptedException {
         throw new UnsupportedOperationException(getClass().getName() + " has no per-acquisition TTL");
+    }
+
+    /**
+     * Like {@link #tryAcquire(String, Duration)}, for {@code owner}: a reentrant hold only if {@code owner} already
+     * holds the name; while any other owner of this process holds it (a thread, or another invocation), the
+     * answer is empty, as when another process holds it.
+     *
+     * @param ttl   the lease's TTL; null for the registry's
+     * @param owner who the hold belongs to: {@link LockOwner#newInvocation} for work that may finish on another thread
+     * @throws UnsupportedOperationException if this registry has no owners but threads
+     */
+    default Optional<Lease> tryAcquire(String name, Duration ttl, LockOwner owner) {
+        throw new UnsupportedOperationException(getClass().getName() + " has no invocation owners");
+    }
+
+    /**
+     * Like {@link #acquire(String, Duration, Duration)}, for {@code owner} (see
+     * {@link #tryAcquire(String, Duration, LockOwner)}): while another owner of this process holds the name, this
+     * waits as for another process.
+     *
+     * @param ttl   the lease's TTL; null for the registry's
+     * @param owner who the hold belongs to
+     * @throws UnsupportedOperationException if this registry has no owners but threads
+     */
+    default Lease acquire(String name, Duration maxWait, Duration ttl, LockOwner owner) throws InterruptedException {
+        throw new UnsupportedOperationException(getClass().getName() + " has no invocation owners");
     }
 
     /**

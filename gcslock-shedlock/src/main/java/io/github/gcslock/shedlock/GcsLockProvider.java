@@ -5,6 +5,7 @@ import io.github.gcslock.GcsLockException;
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockLostException;
+import io.github.gcslock.LockOwner;
 import io.github.gcslock.LockRegistry;
 import net.javacrumbs.shedlock.core.AbstractSimpleLock;
 import net.javacrumbs.shedlock.core.ClockProvider;
@@ -35,8 +36,9 @@ import java.util.concurrent.TimeUnit;
  * <p>ShedLock's semantics are kept exactly:
  * <ul>
  * <li>Not reentrant: while a name is held through this provider, {@code lock()} of that name returns empty,
- * from any thread, the holding thread included. (The engine itself is reentrant per thread, so this
- * provider guards the name locally and turns an engine-level nested hold back into "not acquired".)</li>
+ * from any thread, the holding thread included. Each {@code lock()} acquires for an invocation of its own
+ * ({@link LockOwner#newInvocation}), which the engine never enters reentrantly; a name that the calling thread
+ * holds through the engine (a {@code @GcsLocked} method) is "held" too.</li>
  * <li>{@code lockAtMostFor} is the longest the lock is held, also while its task is still running: the
  * provider releases it then, unless it was {@link SimpleLock#extend extended} (this provider is an
  * {@link ExtensibleLockProvider}, so ShedLock's {@code LockExtender} and {@code KeepAliveLockProvider} work).</li>
@@ -66,9 +68,9 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
     /** The registry's TTL, the longest a lock is taken with; null if the registry does not tell. */
     private final Duration registryTtl;
     /**
-     * The hold of each name taken through this provider. A second {@code lock()} of a held name must
-     * return empty even on the same thread, which the engine would otherwise grant as a nested hold;
-     * an entry whose lease is no longer healthy (released or lost) no longer counts.
+     * The hold of each name taken through this provider: released by {@link #close()}, and a second
+     * {@code lock()} of a held name returns empty without asking the engine (which would say "held" as well:
+     * every lock() is an invocation of its own); an entry whose lease is no longer healthy no longer counts.
      */
     private final ConcurrentMap<String, Hold> holds = new ConcurrentHashMap<>();
     private volatile boolean closed;
@@ -129,11 +131,10 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
         }
         Optional<Lease> acquired;
         try {
-            acquired = registry.tryAcquire(name, ttlFor(configuration));
-        } catch (LockLostException e) {
-            // This thread still holds the name through the engine, but that hold is lost: someone else
-            // may hold the lock now, so it is certainly not ours to take.
-            return Optional.empty();
+            // Each lock() is one invocation (engine rule 17): its hold is never entered reentrantly — not by this
+            // thread (a @GcsLocked method holding the name makes this "held"), not by another lock() — and
+            // ShedLock may end it from another thread (the lockAtMostFor timer, a task finishing elsewhere).
+            acquired = registry.tryAcquire(name, ttlFor(configuration), LockOwner.newInvocation("ShedLock lock " + name));
         } catch (GcsLockConfigurationException e) {
             throw new LockException("ShedLock lock name '" + name + "' is not a valid gcslock name: " + e.getMessage(), e);
         } catch (GcsLockException e) {
@@ -143,28 +144,12 @@ public final class GcsLockProvider implements ExtensibleLockProvider, AutoClosea
             return Optional.empty();
         }
         Lease lease = acquired.get();
-        if (!isNewAcquisition(lease)) {
-            // The engine granted a nested hold: this thread already holds the name some other way (for
-            // example a @GcsLocked method running a ShedLock-locked task). ShedLock locks are not reentrant.
-            lease.release(); // gives back only the nested hold
-            return Optional.empty();
-        }
         Hold hold = new Hold(name, lease, ttlFor(configuration));
         holds.put(name, hold);
         hold.expireAt(configuration.getLockAtMostUntil());
         log.debug("ShedLock lock '{}' acquired (lockAtMostFor {}, lockAtLeastFor {})", name,
                 configuration.getLockAtMostFor(), configuration.getLockAtLeastFor());
         return Optional.of(new GcsSimpleLock(configuration, hold));
-    }
-
-    /** A fresh acquisition is one of the registry's held leases; a nested hold is a view of one, not one itself. */
-    private boolean isNewAcquisition(Lease lease) {
-        for (Lease held : registry.heldLeases()) {
-            if (held == lease) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** Stops the lockAtMostFor timer and releases every lock still held through this provider. Idempotent. */

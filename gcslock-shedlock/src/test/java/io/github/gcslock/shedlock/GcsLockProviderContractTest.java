@@ -137,6 +137,18 @@ class GcsLockProviderContractTest {
     }
 
     @Test
+    void aLockOfTheProviderIsAnInvocationsHoldThatTheSameThreadDoesNotEnterThroughTheEngine() {
+        // Issue 20: under thread ownership the engine granted this thread a nested hold inside the ShedLock task's
+        // lock (a @GcsLocked method of the same name ran inside it), and that nested hold kept the lease alive
+        // past the task's unlock.
+        Optional<SimpleLock> lock = provider.lock(config(NAME));
+        assertThat(lock).isPresent();
+        assertThat(registry.tryAcquire(NAME)).as("the engine, same thread, while the ShedLock lock is held").isEmpty();
+        lock.get().unlock();
+        assertUnlocked(NAME);
+    }
+
+    @Test
     void twoNamesAreIndependent() {
         Optional<SimpleLock> a = provider.lock(config(NAME));
         Optional<SimpleLock> b = provider.lock(config("other-job"));

@@ -32,6 +32,9 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
             case "name" -> "Fix the lock name: non-empty, at most 1024 bytes of UTF-8 with gcslock.prefix, without "
                     + "control characters or # [ ] * ?; a name containing # is SpEL over the method's arguments "
                     + "(\"'invoice-' + #tenant\" or \"invoice-#{#tenant}\").";
+            case "method" -> "@GcsLocked works through a Spring proxy: put it on a public, non-final instance method of a "
+                    + "non-final bean class, called through the bean; a method whose work goes on after it returns must "
+                    + "return CompletableFuture, CompletionStage, Mono or Flux, so that the lock is held until that ends.";
             case "ttl" -> "Set gcslock.ttl to a duration with its unit, e.g. gcslock.ttl=5m (the default) or gcslock.ttl=30s; "
                     + "a number without a unit is read as milliseconds.";
             case "refreshInterval", "maxRefreshFailures" -> "Lower gcslock.refresh-interval or gcslock.max-refresh-failures, "
@@ -44,7 +47,7 @@ public class GcsLockFailureAnalyzer extends AbstractFailureAnalyzer<GcsLockConfi
                     : "Fix the value that code gives the registry builder's " + cause.setting() + " (in a "
                     + "GcsLockRegistryBuilderCustomizer bean or the application's own GcsLockRegistry.builder() call).";
         };
-        if (cause.setting().equals("name")) {
+        if (cause.setting().equals("name") || cause.setting().equals("method")) {
             return new FailureAnalysis("gcslock is misconfigured: " + cause.getMessage(), action, cause);
         }
         return new FailureAnalysis("gcslock is misconfigured: " + PropertyMessages.translate(cause.getMessage())

@@ -22,12 +22,14 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>Follows the conventions of Spring Integration's JDBC and Redis registries:
  * <ul>
  * <li>{@link #obtain} returns the same lock for the same key from a bounded cache; when the cache is
- * full, unused locks are evicted, never one that is held in this process (if all are held,
- * {@link CannotAcquireLockException}); {@link #expireUnusedOlderThan} drops idle ones.</li>
+ * full, unused locks are evicted, never one that is held or waited for in this process (if all are,
+ * {@link CannotAcquireLockException}); {@link #expireUnusedOlderThan} drops idle ones, never one held or waited for.</li>
  * <li>Locks are reentrant per thread; a nested {@code lock}/{@code tryLock} by the holding thread costs no
  * GCS request (so {@code LockRegistryLeaderInitiator}'s heartbeat re-{@code tryLock} every 500 ms is free:
- * the lease refreshes itself in the background). A nested call that finds the lease lost returns
- * false and forgets it, so that the next call competes for the lock afresh.</li>
+ * the lease refreshes itself in the background). A nested call that finds the lease lost forgets it — a
+ * nested {@code tryLock} returns false, a nested {@code lock()} throws {@link ConcurrentModificationException}
+ * (it never takes a fresh lease quietly) — and the next call competes for the lock afresh.</li>
+ * <li>{@code tryLock(time, unit)} with a time of zero or less makes one attempt without waiting.</li>
  * <li>{@code unlock()} by a thread that does not hold the lock throws {@link IllegalStateException}; the
  * last {@code unlock()} of a lock that was lost meanwhile (taken over, deleted, refreshes failed) throws
  * {@link ConcurrentModificationException}: the work it protected may have overlapped with another holder's.</li>
@@ -79,6 +81,9 @@ public class GcsIntegrationLockRegistry implements ExpirableLockRegistry<Distrib
         cacheLock.lock();
         try {
             GcsLock lock = cache.get(name);
+            if (lock != null) {
+                lock.lastUsed = System.currentTimeMillis(); // obtained to be used: not "unused" for expireUnusedOlderThan
+            }
             if (lock == null) {
                 locks.obtain(name); // validates the name now, naming it, rather than at the first lock()
                 lock = new GcsLock(locks, name);
@@ -98,13 +103,13 @@ public class GcsIntegrationLockRegistry implements ExpirableLockRegistry<Distrib
         }
     }
 
-    /** Removes cached locks not used for {@code age} milliseconds that nobody in this process holds. */
+    /** Removes cached locks not used for {@code age} milliseconds that nobody in this process holds or waits for. */
     @Override
     public void expireUnusedOlderThan(long age) {
         long now = System.currentTimeMillis();
         cacheLock.lock();
         try {
-            cache.values().removeIf(lock -> now - lock.lastUsed >= age && !lock.isHeldInThisProcess());
+            cache.values().removeIf(lock -> now - lock.lastUsed >= age && !lock.isInUse());
         } finally {
             cacheLock.unlock();
         }
@@ -114,7 +119,7 @@ public class GcsIntegrationLockRegistry implements ExpirableLockRegistry<Distrib
     private void evictUnused(GcsLock keep) {
         for (Iterator<GcsLock> it = cache.values().iterator(); cache.size() > cacheCapacity && it.hasNext(); ) {
             GcsLock lock = it.next();
-            if (lock != keep && !lock.isHeldInThisProcess()) {
+            if (lock != keep && !lock.isInUse()) {
                 it.remove();
             }
         }

@@ -13,12 +13,14 @@ import java.util.ConcurrentModificationException;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 
 /**
  * One key's lock of {@link GcsIntegrationLockRegistry}, on one engine lease at a time: reentrant per thread
- * (nested calls cost no GCS request), a lease found lost is forgotten by the next nested call and reported
- * by the final {@code unlock()}. Only the owner thread changes {@code owner}/{@code holds}/{@code lease} once
+ * (nested calls cost no GCS request; a {@code Lock} belongs to a thread by contract, so the engine hold is the
+ * thread's), a lease found lost is forgotten by the next nested call — a nested {@code tryLock} answers false, a
+ * nested {@code lock()} throws {@link ConcurrentModificationException} — and reported by the final {@code unlock()}. Only the owner thread changes {@code owner}/{@code holds}/{@code lease} once
  * it has the engine's lease; other threads of this process queue in the engine (one contender per name).
  */
 final class GcsLock implements DistributedLock {
@@ -34,14 +36,20 @@ final class GcsLock implements DistributedLock {
     private int holds; // touched by the owner only
     /** A thread whose lease was found lost by a nested call and forgotten: its final unlock() reports the loss. */
     private volatile Thread forgottenLoser;
+    /** Threads inside an acquisition of this lock (queued in the engine, waiting): the lock is in use, never evicted. */
+    private final AtomicInteger acquiring = new AtomicInteger();
 
     GcsLock(LockRegistry locks, String name) {
         this.locks = locks;
         this.name = name;
     }
 
-    boolean isHeldInThisProcess() {
-        return owner != null;
+    /**
+     * Held here or waited for here: the cache must keep this instance, or the waiter, once it holds the lock,
+     * would hold an instance that {@code obtain(key)} no longer returns ({@code renewLock(key)} would fail for it).
+     */
+    boolean isInUse() {
+        return owner != null || acquiring.get() > 0;
     }
 
     boolean isHeldByCurrentThread() {
@@ -69,10 +77,15 @@ final class GcsLock implements DistributedLock {
         }
     }
 
-    /** lock() must end holding the lock: a nested call that found the lease lost competes afresh. */
+    /**
+     * lock() must end holding the lock. A nested call that finds the outer hold lost throws instead of taking a
+     * fresh lease: the caller's outer section would otherwise go on as if it had held the lock all along (and its
+     * nested unlock() would release the fresh lease, leaving the rest of the section unlocked). The outer
+     * unlock() then throws {@link ConcurrentModificationException} too; the next lock() competes afresh.
+     */
     private void acquireUntilHeld(Duration ttl) throws InterruptedException {
         if (!acquire(FOREVER, ttl)) {
-            acquire(FOREVER, ttl);
+            throw lostException();
         }
     }
 
@@ -87,23 +100,31 @@ final class GcsLock implements DistributedLock {
             return owner == Thread.currentThread();
         }
         Optional<Lease> acquired;
+        acquiring.incrementAndGet();
         try {
             acquired = locks.tryAcquire(name);
+            acquired.ifPresent(this::own);
         } catch (GcsLockException e) {
             throw cannotAcquire(e);
+        } finally {
+            acquiring.decrementAndGet();
         }
-        acquired.ifPresent(this::own);
         return acquired.isPresent();
     }
 
+    /** Waits up to {@code time}; a time of zero or less makes one attempt without waiting ({@link java.util.concurrent.locks.Lock}'s contract). */
     @Override
     public boolean tryLock(long time, TimeUnit unit) throws InterruptedException {
         return tryLock(Duration.ofNanos(unit.toNanos(time)), null);
     }
 
+    /** Waits up to {@code waitTime}; zero or less makes one attempt without waiting. */
     @Override
     public boolean tryLock(Duration waitTime, Duration ttl) throws InterruptedException {
         Objects.requireNonNull(waitTime, "waitTime");
+        if (waitTime.isNegative()) {
+            waitTime = Duration.ZERO; // the Lock contract: one attempt, not an error
+        }
         try {
             return acquire(waitTime, ttl);
         } catch (LockNotAcquiredException e) {
@@ -124,14 +145,17 @@ final class GcsLock implements DistributedLock {
             return owner == Thread.currentThread();
         }
         Lease acquired;
+        acquiring.incrementAndGet();
         try {
             acquired = ttl == null ? locks.acquire(name, maxWait) : locks.acquire(name, maxWait, ttl);
+            own(acquired);
         } catch (LockNotAcquiredException e) {
             throw e;
         } catch (GcsLockException e) {
             throw cannotAcquire(e);
+        } finally {
+            acquiring.decrementAndGet();
         }
-        own(acquired);
         return true;
     }
 

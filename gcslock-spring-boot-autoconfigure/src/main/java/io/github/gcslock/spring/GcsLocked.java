@@ -24,7 +24,17 @@ import java.lang.annotation.Target;
  * call {@code checkHealthy()} between steps and tag writes with the fencing token.
  *
  * <p>Nested calls on one thread are reentrant and cost no GCS request. The lock is released when the
- * method returns or throws (after {@link #holdAtLeast()}, if set). Usable as a meta-annotation.
+ * method returns or throws (after {@link #holdAtLeast()}, if set). Usable as a meta-annotation on methods;
+ * an annotation meta-annotated with it on a class is refused at start-up.
+ *
+ * <p>Async and reactive methods: a method returning a {@code CompletionStage} (e.g. {@code CompletableFuture})
+ * holds the lock until that stage completes; one returning a Reactor {@code Mono} or {@code Flux} takes it when
+ * subscribed to and holds it until the publisher completes, fails or is cancelled. Such a hold belongs to the
+ * invocation (each subscription), not to a thread: a second call while it runs finds the lock held — also
+ * from the same thread, or by subscribing to the same {@code Mono} again — and is skipped, fails or waits as
+ * {@link #ifLocked()} says. A {@code @GcsLocked} publisher subscribed inside the chain of a subscription holding
+ * the same name is a reentrant hold of it. Return types whose end the lock cannot see (a plain
+ * {@code Future} outside {@code @Async}, other publishers, Kotlin {@code suspend}) are refused at start-up.
  *
  * <p>Async and reactive methods hold the lock until their result completes, not until they return:
  * <ul>
@@ -40,7 +50,8 @@ import java.lang.annotation.Target;
  * Kotlin {@code suspend} functions are not covered: return a {@code Mono} or a {@code CompletableFuture}.
  *
  * <p>Applied through a proxy, like {@code @Transactional}: a call through {@code this} from another
- * method of the same bean is not locked.
+ * method of the same bean is not locked. Methods a proxy cannot intercept ({@code static}, {@code private},
+ * {@code final}, or of a {@code final} class) are refused at start-up, naming the method.
  */
 @Target({ElementType.METHOD, ElementType.ANNOTATION_TYPE})
 @Retention(RetentionPolicy.RUNTIME)

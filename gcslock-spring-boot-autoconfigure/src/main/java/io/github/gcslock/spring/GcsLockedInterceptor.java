@@ -1,6 +1,7 @@
 package io.github.gcslock.spring;
 
 import io.github.gcslock.Lease;
+import io.github.gcslock.LockOwner;
 import io.github.gcslock.LockRegistry;
 import org.aopalliance.intercept.MethodInterceptor;
 import org.aopalliance.intercept.MethodInvocation;
@@ -35,6 +36,12 @@ import java.util.function.Supplier;
  * and this class runs the method in its shape (a plain result, a {@link CompletionStage} held until it
  * completes, a Reactor publisher held until it terminates) and gives the lock back after
  * {@code holdAtLeast}.
+ *
+ * <p>Who owns a call's hold (rule 17 of the engine's design): a method with a plain result holds the lock for
+ * its thread (a nested {@code @GcsLocked} call of the same name on that thread is reentrant); a method returning
+ * a {@link CompletionStage} or a Reactor publisher holds it for that one invocation (one subscription), since its
+ * work finishes on other threads: a second call while it runs finds the lock held — from the same thread, from a
+ * pooled thread that ran the first one's code, or by subscribing to the same publisher again.
  */
 public class GcsLockedInterceptor implements MethodInterceptor {
 
@@ -102,7 +109,11 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         if (REACTOR_PRESENT && ReactiveLocking.handles(returnType)) {
             return invokeReactive(invocation, spec, name, locks, returnType);
         }
-        Lease lease = policy.acquireOrSkip(locks, name, spec);
+        // A stage's work goes on after the method returns, on other threads: the hold is this invocation's, so that
+        // the calling thread's next call (the next tick of a single-thread scheduler) finds it held.
+        LockOwner owner = CompletionStage.class.isAssignableFrom(returnType)
+                ? LockOwner.newInvocation(LockNameResolver.describe(spec.method())) : null;
+        Lease lease = policy.acquireOrSkip(locks, name, spec, owner);
         if (lease == null) {
             return emptyResult(returnType);
         }
@@ -169,16 +180,17 @@ public class GcsLockedInterceptor implements MethodInterceptor {
 
     /**
      * A method returning a Mono or Flux: nothing happens until subscription; then the lock is taken (on
-     * Reactor's bounded-elastic scheduler, so WAIT never blocks the subscriber's thread), the method is
-     * invoked, and the lock is held until the publisher completes, fails or is cancelled.
+     * Reactor's bounded-elastic scheduler, so WAIT never blocks the subscriber's thread) for that subscription
+     * (an invocation owner, see {@link ReactiveLocking}), the method is invoked, and the lock is held until the
+     * publisher completes, fails or is cancelled.
      */
     private Object invokeReactive(MethodInvocation invocation, LockedMethod spec, String name, LockRegistry locks,
                                   Class<?> returnType) {
         record Held(Lease lease, long startedNanos) {
         }
-        return ReactiveLocking.lockFor(returnType,
-                () -> {
-                    Lease lease = policy.acquireOrSkip(locks, name, spec);
+        return ReactiveLocking.lockFor(returnType, name, LockNameResolver.describe(spec.method()),
+                owner -> {
+                    Lease lease = policy.acquireOrSkip(locks, name, spec, owner);
                     return lease == null ? null : new Held(lease, System.nanoTime());
                 },
                 Held::lease,

@@ -3,6 +3,7 @@ package io.github.gcslock.spring;
 import io.github.gcslock.GcsLockException;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockNotAcquiredException;
+import io.github.gcslock.LockOwner;
 import io.github.gcslock.LockRegistry;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,11 +67,14 @@ final class IfLockedPolicy {
     /**
      * Takes the lock as the mode says; null when the call is skipped (held elsewhere, or GCS could not be asked
      * in SKIP mode), after logging and publishing that. Throws for FAIL, a WAIT that ran out, or an outage.
+     *
+     * @param owner who the hold belongs to: an invocation (a method whose work finishes on another thread), or
+     *              null for the calling thread
      */
-    Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec) {
+    Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) {
         Lease lease;
         try {
-            lease = acquireReporting(locks, name, spec);
+            lease = acquireReporting(locks, name, spec, owner);
         } catch (GcsLockException e) {
             if (e instanceof GcsLockInterruptedException) {
                 throw e; // not an outage: the caller's thread is being stopped
@@ -119,7 +123,7 @@ final class IfLockedPolicy {
      * annotated method does not declare {@code InterruptedException}, so rethrowing it would reach the
      * caller as an {@code UndeclaredThrowableException} and lose the interrupt.
      */
-    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec) {
+    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) {
         List<GcsLockedAcquireListener> listeners = acquireListeners == null ? List.of()
                 : acquireListeners.orderedStream().toList();
         for (GcsLockedAcquireListener l : listeners) {
@@ -128,7 +132,7 @@ final class IfLockedPolicy {
         long start = System.nanoTime();
         String outcome = "error";
         try {
-            Lease lease = acquire(locks, name, spec);
+            Lease lease = acquire(locks, name, spec, owner);
             outcome = lease != null ? "acquired" : "skipped";
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -149,34 +153,42 @@ final class IfLockedPolicy {
         }
     }
 
-    /** The registry call of each mode: null when SKIP finds the lock held elsewhere. */
-    private Lease acquire(LockRegistry locks, String name, LockedMethod spec) throws InterruptedException {
+    /** The registry call of each mode, for {@code owner} (null: the thread): null when SKIP finds the lock held elsewhere. */
+    private Lease acquire(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) throws InterruptedException {
         if (spec.ifLocked() == IfLocked.WAIT) {
-            return locks.acquire(name, spec.maxWait() != null ? spec.maxWait() : NO_LIMIT);
+            return acquire(locks, name, spec.maxWait() != null ? spec.maxWait() : NO_LIMIT, owner);
         }
         Duration wait = spec.maxWait() != null ? spec.maxWait() : defaultWait.get();
         if (spec.ifLocked() == IfLocked.FAIL) {
             if (wait.isZero()) {
-                Optional<Lease> lease = locks.tryAcquire(name);
+                Optional<Lease> lease = tryAcquire(locks, name, owner);
                 if (lease.isEmpty()) {
                     throw new LockNotAcquiredException(name, wait, locks.inspect(name).orElse(null), null);
                 }
                 return lease.get();
             }
-            return locks.acquire(name, wait);
+            return acquire(locks, name, wait, owner);
         }
         // SKIP
         if (wait.isZero()) {
-            return locks.tryAcquire(name).orElse(null);
+            return tryAcquire(locks, name, owner).orElse(null);
         }
         try {
-            return locks.acquire(name, wait);
+            return acquire(locks, name, wait, owner);
         } catch (LockNotAcquiredException e) {
             if (e.getCause() != null) {
                 throw e; // GCS errors are not "held elsewhere": reported by acquireOrSkip, never skipped silently
             }
             return null;
         }
+    }
+
+    private static Optional<Lease> tryAcquire(LockRegistry locks, String name, LockOwner owner) {
+        return owner == null ? locks.tryAcquire(name) : locks.tryAcquire(name, null, owner);
+    }
+
+    private static Lease acquire(LockRegistry locks, String name, Duration wait, LockOwner owner) throws InterruptedException {
+        return owner == null ? locks.acquire(name, wait) : locks.acquire(name, wait, null, owner);
     }
 
     /**

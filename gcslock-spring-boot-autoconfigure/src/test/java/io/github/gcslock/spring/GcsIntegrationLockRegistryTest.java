@@ -219,4 +219,68 @@ class GcsIntegrationLockRegistryTest {
         assertThat(result).isEqualTo("done");
         assertThat(object("task")).isNull();
     }
+
+    // ------------------------------------------------------------------ issue 20: the Lock contract kept
+
+    @Test
+    void aNestedLockAfterTheOuterHoldWasLostFailsAndTheOuterUnlockThrowsConcurrentModificationException() {
+        DistributedLock lock = registry.obtain("lost-outer");
+        lock.lock();
+        SharedEmulator.GCS.storage().delete(BlobId.of(bucket, "gcslock/lost-outer")); // an administrator deletes it
+        await().atMost(Duration.ofSeconds(5)).until(() -> engine.heldLeases().stream().noneMatch(io.github.gcslock.Lease::isHealthy));
+        // The rest of the outer section must not run under a fresh lease it never asked for.
+        assertThatThrownBy(lock::lock).as("nested lock() after the outer hold was lost")
+                .isInstanceOf(ConcurrentModificationException.class).hasMessageContaining("lost-outer");
+        assertThat(object("lost-outer")).as("no fresh lease taken quietly").isNull();
+        assertThatThrownBy(lock::unlock).as("the outer unlock()").isInstanceOf(ConcurrentModificationException.class);
+        assertThat(lock.tryLock()).as("the next call competes afresh").isTrue();
+        lock.unlock();
+        assertThat(object("lost-outer")).isNull();
+    }
+
+    @Test
+    void tryLockWithATimeOfZeroOrLessMakesOneAttempt() throws Exception {
+        DistributedLock lock = registry.obtain("once");
+        assertThat(lock.tryLock(-1, TimeUnit.MILLISECONDS)).as("free: taken").isTrue();
+        lock.unlock();
+        DistributedLock theirs = otherInstance.obtain("once");
+        assertThat(theirs.tryLock()).isTrue();
+        assertThat(lock.tryLock(-1, TimeUnit.MILLISECONDS)).as("held elsewhere").isFalse();
+        assertThat(lock.tryLock(0, TimeUnit.MILLISECONDS)).isFalse();
+        theirs.unlock();
+    }
+
+    @Test
+    void expireUnusedOlderThanNeverEvictsALockAThreadIsWaitingFor() throws Exception {
+        java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
+        GcsLockRegistry watched = GcsLockRegistry.builder(SharedEmulator.GCS.storage(), bucket).ttl(Duration.ofSeconds(2))
+                .refreshInterval(Duration.ofMillis(300)).backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2)
+                .listener(new io.github.gcslock.LockEventListener() {
+                    @Override
+                    public void acquireStarted(String name, io.github.gcslock.AcquireMode mode) {
+                        waiting.countDown();
+                    }
+                }).build();
+        try {
+            GcsIntegrationLockRegistry mine = new GcsIntegrationLockRegistry(watched);
+            DistributedLock theirs = otherInstance.obtain("awaited");
+            theirs.lock();
+            DistributedLock lock = mine.obtain("awaited");
+            CompletableFuture<Boolean> holder = CompletableFuture.supplyAsync(() -> {
+                lock.lock();
+                try {
+                    mine.renewLock("awaited"); // the holder renews by key, as LockRegistryLeaderInitiator's users do
+                    return mine.obtain("awaited") == lock;
+                } finally {
+                    lock.unlock();
+                }
+            });
+            assertThat(waiting.await(10, TimeUnit.SECONDS)).isTrue();
+            mine.expireUnusedOlderThan(0); // while a thread waits in lock()
+            theirs.unlock();
+            assertThat(holder.get(20, TimeUnit.SECONDS)).as("obtain(key) gives the holder's lock").isTrue();
+        } finally {
+            watched.close();
+        }
+    }
 }

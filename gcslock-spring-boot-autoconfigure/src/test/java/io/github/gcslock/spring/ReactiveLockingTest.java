@@ -24,8 +24,8 @@ class ReactiveLockingTest {
         AtomicInteger invoked = new AtomicInteger();
         Object held = new Object();
         @SuppressWarnings("unchecked")
-        Mono<String> mono = (Mono<String>) ReactiveLocking.lockFor(Mono.class,
-                () -> {
+        Mono<String> mono = (Mono<String>) ReactiveLocking.lockFor(Mono.class, "job", "test",
+                owner -> {
                     acquiring.countDown();
                     // An acquisition that ignores the interrupt Reactor may send on cancel, as a GCS call in
                     // flight would: it completes after the subscriber is gone.
