@@ -160,7 +160,7 @@ final class Acquirer {
         // written the object we later adopt, so the adopted object is dated from the earliest.
         AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
         try {
-            return waitLoop(name, maxWait, slot, timing, budget, start, leaseId, unknownCreates);
+            return waitLoop(name, maxWait, slot, timing, budget, start, leaseId, unknownCreates, owner);
         } catch (IllegalStateException closed) {
             if (unknownCreates.ofThisCall()) {
                 // Rule 14: a create of this wait may have committed with its reply lost; close() ended the wait
@@ -172,7 +172,7 @@ final class Acquirer {
     }
 
     private Lease waitLoop(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing, long budget, long start,
-                           String leaseId, AcquireAttempt.UnknownCreates unknownCreates) throws InterruptedException {
+                           String leaseId, AcquireAttempt.UnknownCreates unknownCreates, Object owner) throws InterruptedException {
         LockInfo holder = attempts.lastSeenHolder(name);
         StorageException lastError = null;
         boolean held = false;
