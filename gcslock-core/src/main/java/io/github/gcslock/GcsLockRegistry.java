@@ -67,7 +67,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.listeners = new Listeners(b.listeners, nanoTime);
         this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);
         FencingRecord fencing = new FencingRecord();
-        this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.refresherThreads());
+        this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.refresherThreads(),
+                new RefreshRateWarning(settings.refreshRateWarningShare(), bucket));
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
         // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,
@@ -262,9 +263,22 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return keeper.interval();
     }
 
-    /** Threads the refresh scheduler uses now. */
+    /**
+     * Threads that send refreshes now. The pool grows while every thread is busy with a request, up to
+     * {@link Builder#refresherThreads(int)}, and a thread idle for a minute ends.
+     */
     public int refresherThreads() {
         return keeper.threadCount();
+    }
+
+    /**
+     * GCS object writes per second that the leases this registry holds need to stay alive: one PATCH per
+     * lease per refresh interval (e.g. 10,000 leases at the default 37 s interval: 270/s). GCS starts a
+     * bucket at about 1,000 writes per second across all its users (README "Scale"); above
+     * {@link Builder#refreshRateWarningShare(double)} of that, this registry logs one WARN.
+     */
+    public double refreshRate() {
+        return keeper.refreshRate();
     }
 
     /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
@@ -387,9 +401,27 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return this;
         }
 
-        /** Threads of the shared refresh scheduler (default 2). */
+        /**
+         * The most threads that send refreshes (and run hold-at-least releases) at once (default 256). The pool
+         * starts a thread whenever a refresh is due and every thread is busy with a request, so a lease's
+         * refresh never waits behind another lease's slow request below this bound; threads idle for a minute
+         * end. Capacity is about {@code threads / reply time} refreshes per second (256 at 100 ms: 2,560/s,
+         * more than a bucket's ~1,000 writes/s); beyond the bound, due refreshes queue. (Earlier snapshots used
+         * this as a fixed pool size, default 2: a value set for that is now the bound, so that many requests in
+         * flight is still the most there will be.)
+         */
         public Builder refresherThreads(int threads) {
             draft.refresherThreads = threads;
+            return this;
+        }
+
+        /**
+         * The share of a bucket's initial write budget (about 1,000 object writes per second) at which this
+         * registry's own refresh writes make it log one WARN (default 0.5: 500 writes/s, e.g. 18,500 leases at
+         * the default 37 s interval). See {@link GcsLockRegistry#refreshRate()}.
+         */
+        public Builder refreshRateWarningShare(double share) {
+            draft.refreshRateWarningShare = share;
             return this;
         }
 

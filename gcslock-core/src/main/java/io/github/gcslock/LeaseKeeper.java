@@ -10,21 +10,34 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Keeps held leases alive: every refresh interval it PATCHes each lock object's metadata (which bumps
- * {@code updated}, the timestamp others judge staleness by), on one small shared scheduler — never a
- * thread per lock — and adopts a refresh of ours whose reply was lost (rule 7). It also arms a deadline per
- * lease that declares the lease lost when no refresh has been confirmed for {@code ttl - safetyMargin},
- * before anyone else may take the lock over (rule 11), and runs delayed releases on its scheduler.
+ * {@code updated}, the timestamp others judge staleness by) and adopts a refresh of ours whose reply was lost
+ * (rule 7). One timer thread, which never does I/O, starts each lease's refresh when it is due; the request
+ * itself runs on {@link RefreshThreads}, which grows with the refreshes in flight, so no lease's refresh waits
+ * behind another's slow request. A lease's refreshes come at a fixed rate from a jittered first one, so its
+ * period is its interval whatever the reply time, and leases acquired together do not refresh in one burst
+ * (DESIGN.md "Refresh capacity"). It also arms a deadline per lease that declares the lease lost when no
+ * refresh has been confirmed for {@code ttl - safetyMargin}, before anyone else may take the lock over
+ * (rule 11), and runs delayed releases.
  */
 final class LeaseKeeper implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(LeaseKeeper.class);
+
+    /** A lease's first refresh comes after a random share in [1 - FIRST_REFRESH_SPREAD, 1] of its interval. */
+    static final double FIRST_REFRESH_SPREAD = 0.5;
+    /** How long a refresh thread stays when idle. */
+    private static final Duration IDLE_THREAD_KEEP_ALIVE = Duration.ofSeconds(60);
 
     /** What the keeper needs from the engine. */
     interface Engine {
@@ -46,42 +59,52 @@ final class LeaseKeeper implements AutoCloseable {
     private final Engine engine;
     private final Duration interval;
     private final int maxFailures;
-    private final ScheduledThreadPoolExecutor scheduler;
+    /** Starts refreshes and delayed releases when they are due; never does I/O itself. */
+    private final ScheduledThreadPoolExecutor timer;
+    /** Sends refreshes and runs delayed releases: grows with the demand, up to {@code refresherThreads}. */
+    private final RefreshThreads refreshers;
     /**
      * Declares leases LOST at their deadline. Its own thread, which never does I/O nor waits for a lock
      * an I/O call holds: a refresh hanging for the whole operation timeout on every refresher thread
      * must not delay any lease's LOST transition past its deadline (rule 11).
      */
     private final ScheduledThreadPoolExecutor deadlines;
+    /** The writes per second each lease on a refresh schedule needs (in millionths), and their sum. */
+    private final Map<GcsLease, Long> writeRates = new ConcurrentHashMap<>();
+    private final AtomicLong writeRateSum = new AtomicLong();
+    private final RefreshRateWarning rateWarning;
 
     /** Time between refreshes of one lease. */
     Duration interval() {
         return interval;
     }
 
-    LeaseKeeper(Engine engine, Duration interval, int maxFailures, int threads) {
+    LeaseKeeper(Engine engine, Duration interval, int maxFailures, int maxThreads, RefreshRateWarning rateWarning) {
         this.engine = engine;
         this.interval = interval;
         this.maxFailures = maxFailures;
-        AtomicInteger n = new AtomicInteger();
-        ThreadFactory tf = r -> {
-            Thread t = new Thread(LockEventDispatcher.engineThread(r), "gcslock-refresh-" + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
-        this.scheduler = new ScheduledThreadPoolExecutor(threads, tf);
-        this.scheduler.setRemoveOnCancelPolicy(true);
-        ThreadFactory deadlineThreads = r -> {
-            Thread t = new Thread(LockEventDispatcher.engineThread(r), "gcslock-deadline");
-            t.setDaemon(true);
-            return t;
-        };
-        this.deadlines = new ScheduledThreadPoolExecutor(1, deadlineThreads);
+        this.rateWarning = rateWarning;
+        this.timer = new ScheduledThreadPoolExecutor(1, daemon("gcslock-refresh-timer", null));
+        this.timer.setRemoveOnCancelPolicy(true);
+        this.refreshers = new RefreshThreads(maxThreads, IDLE_THREAD_KEEP_ALIVE, daemon("gcslock-refresh-", new AtomicInteger()));
+        this.deadlines = new ScheduledThreadPoolExecutor(1, daemon("gcslock-deadline", null));
         this.deadlines.setRemoveOnCancelPolicy(true);
     }
 
+    private static ThreadFactory daemon(String name, AtomicInteger numbered) {
+        return r -> {
+            Thread t = new Thread(LockEventDispatcher.engineThread(r), numbered == null ? name : name + numbered.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
     void start(GcsLease lease) {
-        scheduleRefresh(lease, lease.refreshInterval());
+        long period = lease.refreshInterval().toNanos();
+        // Jittered first refresh, never later than one interval (rule 10's count and rule 11's deadline
+        // assume at most one interval between refreshes): leases acquired together spread over half an interval.
+        double share = 1 - FIRST_REFRESH_SPREAD * ThreadLocalRandom.current().nextDouble();
+        scheduleRefresh(lease, engine.nanoTime() + (long) (period * share));
         armDeadline(lease);
     }
 
@@ -121,7 +144,7 @@ final class LeaseKeeper implements AutoCloseable {
             if (!confirmed) {
                 lease.retargetBack(next, before);
             }
-            scheduleRefresh(lease, lease.refreshInterval());
+            scheduleRefresh(lease, engine.nanoTime() + lease.refreshInterval().toNanos());
             rearmDeadline(lease); // a shorter TTL may have moved the deadline closer
         }
         return confirmed;
@@ -137,26 +160,71 @@ final class LeaseKeeper implements AutoCloseable {
         armDeadline(lease);
     }
 
-    /** Runs {@code task} after {@code delay} on the shared scheduler (used for deferred releases). */
+    /** Runs {@code task} after {@code delay} on a refresh thread (used for deferred releases). */
     void schedule(Runnable task, Duration delay) {
-        scheduler.schedule(task, delay.toNanos(), TimeUnit.NANOSECONDS);
+        timer.schedule(() -> dispatch(task), delay.toNanos(), TimeUnit.NANOSECONDS);
     }
 
     void stop(GcsLease lease) {
         lease.cancelRefresh();
         lease.cancelDeadline();
+        forgetWriteRate(lease);
     }
 
+    /** Threads that send refreshes now. */
     int threadCount() {
-        return scheduler.getPoolSize();
+        return refreshers.getPoolSize();
     }
 
-    private void scheduleRefresh(GcsLease lease, Duration delay) {
-        if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || scheduler.isShutdown()) {
+    /** The most threads that sent refreshes at once so far. */
+    int peakThreadCount() {
+        return refreshers.peakThreads();
+    }
+
+    /** GCS writes per second that the leases on a refresh schedule need: one PATCH per lease per interval. */
+    double refreshRate() {
+        return writeRateSum.get() / 1e6;
+    }
+
+    /**
+     * Schedules the lease's next refresh at {@code dueNanos} (the registry's monotonic clock), on the lease's
+     * current chain. A lease no longer held leaves the write rate.
+     */
+    private void scheduleRefresh(GcsLease lease, long dueNanos) {
+        if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || timer.isShutdown()) {
+            forgetWriteRate(lease);
             return;
         }
+        countWriteRate(lease, lease.refreshInterval());
         int chain = lease.refreshChain();
-        lease.refreshScheduled(scheduler.schedule(() -> refreshAndReschedule(lease, chain), delay.toNanos(), TimeUnit.NANOSECONDS));
+        long delay = Math.max(0, dueNanos - engine.nanoTime());
+        lease.refreshScheduled(timer.schedule(() -> dispatch(() -> refreshAndReschedule(lease, chain, dueNanos)),
+                delay, TimeUnit.NANOSECONDS));
+    }
+
+    /** Hands a due task to the refresh threads: the timer thread itself never waits for I/O. */
+    private void dispatch(Runnable task) {
+        try {
+            refreshers.execute(task);
+        } catch (RejectedExecutionException e) {
+            log.debug("refresh thread pool closed; task dropped", e); // close() ran: nothing is refreshed any more
+        }
+    }
+
+    private void countWriteRate(GcsLease lease, Duration period) {
+        long rate = (long) (1e15 / Math.max(1, period.toNanos())); // millionths of a write per second
+        Long before = writeRates.put(lease, rate);
+        if (before == null || before != rate) {
+            long sum = writeRateSum.addAndGet(rate - (before == null ? 0 : before));
+            rateWarning.check(sum / 1e6, writeRates.size());
+        }
+    }
+
+    private void forgetWriteRate(GcsLease lease) {
+        Long before = writeRates.remove(lease);
+        if (before != null) {
+            rateWarning.check(writeRateSum.addAndGet(-before) / 1e6, writeRates.size());
+        }
     }
 
     private void armDeadline(GcsLease lease) {
@@ -176,14 +244,17 @@ final class LeaseKeeper implements AutoCloseable {
         }, Math.max(0, delay), TimeUnit.NANOSECONDS));
     }
 
-    private void refreshAndReschedule(GcsLease lease, int chain) {
+    private void refreshAndReschedule(GcsLease lease, int chain, long dueNanos) {
         try {
             refresh(lease);
         } catch (RuntimeException e) {
             log.error("unexpected error refreshing lock '{}'", lease.name(), e);
         } finally {
             if (lease.refreshChain() == chain) { // a renewal started a new chain meanwhile: this one ends
-                scheduleRefresh(lease, lease.refreshInterval());
+                // Fixed rate: one interval after this refresh was *due*, not after its reply came, so the
+                // period stays the interval whatever the reply time. A refresh that outlasted a whole interval
+                // is followed at once (never two of one lease in flight; missed periods are not caught up).
+                scheduleRefresh(lease, Math.max(dueNanos + lease.refreshInterval().toNanos(), engine.nanoTime()));
             }
         }
     }
@@ -261,6 +332,9 @@ final class LeaseKeeper implements AutoCloseable {
                 countFailure(lease, again);
                 return Refresh.FAILED;
             }
+            if (lease.state() != GcsLease.State.ACTIVE) {
+                return Refresh.FAILED; // declared lost while these requests hung (the deadline passed): LOST is final
+            }
             if (current == null) {
                 lease.markLost("lock object was deleted");
             } else if (current.getGeneration() == lease.fencingToken()
@@ -309,18 +383,17 @@ final class LeaseKeeper implements AutoCloseable {
      * thread, just before the JVM exits) would leave an object of ours until its TTL.
      */
     void close(Duration awaitRunning) {
-        scheduler.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
-        scheduler.setContinueExistingPeriodicTasksAfterShutdownPolicy(false);
-        scheduler.shutdown();
+        timer.shutdownNow(); // refreshes and delayed releases not yet due are dropped
+        refreshers.shutdown();
         try {
             if (!awaitRunning.isZero() && !isRefresherThread()
-                    && !scheduler.awaitTermination(awaitRunning.toNanos(), TimeUnit.NANOSECONDS)) {
+                    && !refreshers.awaitTermination(awaitRunning.toNanos(), TimeUnit.NANOSECONDS)) {
                 log.warn("gave up waiting {} for lock releases in progress at close", awaitRunning);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         } finally {
-            scheduler.shutdownNow();
+            refreshers.shutdownNow();
             deadlines.shutdownNow();
         }
     }

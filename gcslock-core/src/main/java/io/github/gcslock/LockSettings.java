@@ -10,7 +10,7 @@ import java.util.Objects;
  */
 record LockSettings(String bucket, String prefix, Duration ttl, Duration refreshInterval, int maxRefreshFailures,
         Duration safetyMargin, Duration operationTimeout, Duration backoffInitial, Duration backoffMax,
-        double backoffMultiplier, Duration writeRateWindow, int refresherThreads) {
+        double backoffMultiplier, Duration writeRateWindow, int refresherThreads, double refreshRateWarningShare) {
 
     /**
      * These settings with the defaults derived (refresh interval, safety margin, operation timeout),
@@ -22,7 +22,7 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
         validate();
         return new LockSettings(bucket, prefix, ttl, effectiveRefreshInterval(), maxRefreshFailures,
                 effectiveSafetyMargin(), effectiveOperationTimeout(), backoffInitial, backoffMax, backoffMultiplier,
-                writeRateWindow, refresherThreads);
+                writeRateWindow, refresherThreads, refreshRateWarningShare);
     }
 
     Backoff backoff() {
@@ -114,6 +114,10 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
         }
         if (refresherThreads < 1) {
             throw new GcsLockConfigurationException("refresherThreads", "refresherThreads must be at least 1, got " + refresherThreads);
+        }
+        if (!(refreshRateWarningShare > 0) || Double.isInfinite(refreshRateWarningShare)) {
+            throw new GcsLockConfigurationException("refreshRateWarningShare",
+                    "refreshRateWarningShare must be a positive share of a bucket's ~1,000 writes/s (e.g. 0.5), got " + refreshRateWarningShare);
         }
     }
 

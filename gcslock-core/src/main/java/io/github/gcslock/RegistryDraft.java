@@ -23,7 +23,8 @@ final class RegistryDraft {
     Duration backoffMax = Duration.ofSeconds(30);
     double backoffMultiplier = 2.0;
     Duration writeRateWindow = Duration.ofSeconds(1);
-    int refresherThreads = 2;
+    int refresherThreads = 256;
+    double refreshRateWarningShare = 0.5;
     Clock clock = Clock.systemUTC();
     LongSupplier nanoTime = System::nanoTime;
     String identity;
@@ -38,6 +39,7 @@ final class RegistryDraft {
     /** The settings as given (not yet validated, defaults not yet derived). */
     LockSettings settings() {
         return new LockSettings(bucket, prefix, ttl, refreshInterval, maxRefreshFailures, safetyMargin,
-                operationTimeout, backoffInitial, backoffMax, backoffMultiplier, writeRateWindow, refresherThreads);
+                operationTimeout, backoffInitial, backoffMax, backoffMultiplier, writeRateWindow, refresherThreads,
+                refreshRateWarningShare);
     }
 }

@@ -84,7 +84,7 @@ public final class BenchmarkRunner {
             s.inProcess();
         }
         if (selected.contains("held-scale")) {
-            s.heldScale();
+            new HeldScaleScenario(results).run(HeldScaleScenario.configs(quick));
         }
         if (selected.contains("aspect")) {
             aspect(results, quick);

@@ -114,7 +114,7 @@ final class CronTickScenario {
         };
     }
 
-    private record Tick(long requests, Map<Operation, Long> byOperation, int runs, int errors, double slowestOwnMs,
+    private record Tick(long requests, Map<Operation, Long> byOperation, Map<Operation, Long> billed, int runs, int errors, double slowestOwnMs,
                         double slowestFromTickMs) {
     }
 
@@ -184,8 +184,8 @@ final class CronTickScenario {
             slowestOwn = Math.max(slowestOwn, (decidedAt[i] - calledAt[i]) / 1e6);
             slowestFromTick = Math.max(slowestFromTick, (decidedAt[i] - tickAt) / 1e6);
         }
-        return new Tick(gcs.faults().objectRequests(), gcs.faults().requestCounts(), runs.get(), errors.get(), slowestOwn,
-                slowestFromTick);
+        return new Tick(gcs.faults().objectRequests(), gcs.faults().requestCounts(), gcs.faults().successfulRequestCounts(),
+                runs.get(), errors.get(), slowestOwn, slowestFromTick);
     }
 
     private void report(String system, int n, List<Tick> ticks) {
@@ -200,9 +200,11 @@ final class CronTickScenario {
         results.add(String.format("cron-tick system=%s instances=%d ticks=%d rtt_ms=%d requests_per_tick_mean=%.2f "
                         + "requests_per_tick_max=%.0f requests_per_instance=%.2f by_operation_per_tick=%s all_decided_p50_ms=%.0f all_decided_p99_ms=%.0f "
                         + "all_decided_p99_rtt=%.2f from_tick_p50_ms=%.0f from_tick_p99_ms=%.0f runs_min=%d runs_max=%d "
-                        + "violations=%d errors=%d",
+                        + "violations=%d errors=%d usd_per_month_every_minute=%.2f usd_per_month_every_minute_if_4xx_billed=%.2f",
                 system, n, ticks.size(), RTT_MS, requests.mean(), requests.max(), requests.mean() / n,
                 Bench.perOperation(Bench.sum(ticks.stream().map(Tick::byOperation).toList()), ticks.size()), own.p50(), own.p99(),
-                own.p99() / RTT_MS, fromTick.p50(), fromTick.p99(), minRuns, maxRuns, violations, errors));
+                own.p99() / RTT_MS, fromTick.p50(), fromTick.p99(), minRuns, maxRuns, violations, errors,
+                Pricing.usd(Bench.sum(ticks.stream().map(Tick::billed).toList()), ticks.size(), Pricing.MINUTES_PER_MONTH),
+                Pricing.usd(Bench.sum(ticks.stream().map(Tick::byOperation).toList()), ticks.size(), Pricing.MINUTES_PER_MONTH)));
     }
 }

@@ -22,14 +22,16 @@ final class ExternalEmulator implements AutoCloseable {
         this.endpoint = endpoint;
     }
 
-    static ExternalEmulator start(String bucket) throws Exception {
+    /** With every request delayed by a uniformly random time in {@code [latencyMinMs, latencyMaxMs]}. */
+    static ExternalEmulator start(String bucket, long latencyMinMs, long latencyMaxMs) throws Exception {
         int port;
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
         Process p = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx2g",
                 "-cp", System.getProperty("java.class.path"), "io.github.gcslock.test.GcsEmulatorMain",
-                "--port", Integer.toString(port), "--bucket", bucket).redirectErrorStream(true).start();
+                "--port", Integer.toString(port), "--bucket", bucket, "--latency-ms", latencyMinMs + "," + latencyMaxMs)
+                .redirectErrorStream(true).start();
         BufferedReader out = new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
         String line;
         while ((line = out.readLine()) != null) {

@@ -54,7 +54,8 @@ final class HandoffScenario {
     }
 
     /** What one run measured. */
-    record Outcome(Config config, long acquisitions, long requests, Map<Operation, Long> byOperation, Bench.Stats gaps,
+    record Outcome(Config config, long acquisitions, long requests, Map<Operation, Long> byOperation,
+                   Map<Operation, Long> billed, Bench.Stats gaps,
                    long fairnessMax, long fairnessMin, long neverAcquired, double waitMaxMs, long rateLimited, long elapsedMs) {
         double requestsPerAcquisition() {
             return acquisitions == 0 ? Double.NaN : (double) requests / acquisitions;
@@ -184,6 +185,7 @@ final class HandoffScenario {
             AtomicLong acquisitions = new AtomicLong();
             long[] atTarget = new long[2]; // {requests, elapsed ms} when the target was reached
             AtomicReference<Map<Operation, Long>> byOperationAtTarget = new AtomicReference<>();
+            AtomicReference<Map<Operation, Long>> billedAtTarget = new AtomicReference<>();
             CountDownLatch done = new CountDownLatch(1);
             BooleanSupplier stop = () -> done.getCount() == 0;
             ExecutorService pool = Executors.newFixedThreadPool(contenders);
@@ -214,6 +216,7 @@ final class HandoffScenario {
                         if (acquisitions.incrementAndGet() == config.acquisitions()) {
                             atTarget[0] = gcs.faults().objectRequests();
                             byOperationAtTarget.set(gcs.faults().requestCounts());
+                            billedAtTarget.set(gcs.faults().successfulRequestCounts());
                             atTarget[1] = Bench.millisSince(start);
                             done.countDown();
                             registries.forEach(GcsLockRegistry::close); // wakes our waiters: the run is over
@@ -239,7 +242,8 @@ final class HandoffScenario {
             }
             double waitMaxMs = sorted.stream().limit(n).mapToDouble(e -> (e[0] - e[2]) / 1e6).max().orElse(Double.NaN);
             Map<Operation, Long> byOperation = reached ? byOperationAtTarget.get() : gcs.faults().requestCounts();
-            return new Outcome(config, n, requests, byOperation, Bench.Stats.of(gaps), Arrays.stream(perContender).max().orElse(0),
+            Map<Operation, Long> billed = reached ? billedAtTarget.get() : gcs.faults().successfulRequestCounts();
+            return new Outcome(config, n, requests, byOperation, billed, Bench.Stats.of(gaps), Arrays.stream(perContender).max().orElse(0),
                     Arrays.stream(perContender).min().orElse(0), Arrays.stream(perContender).filter(a -> a == 0).count(),
                     waitMaxMs, gcs.faults().rateLimited(),
                     reached ? atTarget[1] : Bench.millisSince(start));
@@ -255,11 +259,13 @@ final class HandoffScenario {
         }
         results.add(String.format("%s system=%s contenders=%d hold_ms=%d acquisitions=%d requests_per_acquisition=%.1f "
                         + "by_operation=%s handoff_n=%d handoff_p50_ms=%.0f handoff_p95_ms=%.0f handoff_p99_ms=%.0f handoff_p50_over_floor=%.2f "
-                        + "wait_max_s=%.1f fairness_max=%d fairness_min=%d never_acquired=%d rate_limited_429=%d elapsed_s=%.0f",
+                        + "wait_max_s=%.1f fairness_max=%d fairness_min=%d never_acquired=%d rate_limited_429=%d elapsed_s=%.0f "
+                        + "usd_per_million_acquisitions=%.2f usd_per_million_acquisitions_if_4xx_billed=%.2f",
                 c.scenario(), c.system(), c.contenders(), c.holdMs(), o.acquisitions(), o.requestsPerAcquisition(),
                 Bench.perOperation(o.byOperation(), o.acquisitions()),
                 o.gaps().n(), o.gaps().p50(), o.gaps().p95(), o.gaps().p99(), o.gaps().p50() / FLOOR_MS,
-                o.waitMaxMs() / 1000, o.fairnessMax(), o.fairnessMin(), o.neverAcquired(), o.rateLimited(), o.elapsedMs() / 1000.0));
+                o.waitMaxMs() / 1000, o.fairnessMax(), o.fairnessMin(), o.neverAcquired(), o.rateLimited(), o.elapsedMs() / 1000.0,
+                Pricing.usd(o.billed(), o.acquisitions(), 1e6), Pricing.usd(o.byOperation(), o.acquisitions(), 1e6)));
     }
 
     /** For long-waiters: how many times fewer requests per acquisition ours needs than naive. */

@@ -3,16 +3,11 @@ package io.github.gcslock.benchmarks;
 import com.google.cloud.storage.Storage;
 import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
-import io.github.gcslock.LockEventListener;
 import io.github.gcslock.test.GcsEmulator;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -20,7 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The scenarios of one lock's cost: uncontended, in-process contention and many held leases. Each prints
+ * The scenarios of one lock's cost: uncontended and in-process contention (many held leases: {@link HeldScaleScenario}). Each prints
  * {@code RESULT <scenario> <metric>=<value> ...} lines. The multi-process scenarios have classes of their own.
  */
 final class Scenarios {
@@ -145,82 +140,5 @@ final class Scenarios {
             result(String.format("in-process threads=%d acquisitions=%d requests_per_acquisition=%.2f",
                     threads, acquisitions.get(), (double) gcs.faults().objectRequests() / acquisitions.get()));
         }
-    }
-
-    // ------------------------------------------------------------------ held-scale
-
-    void heldScale() throws Exception {
-        for (int n : new int[]{1_000, 10_000}) {
-            heldScaleRun(n);
-        }
-    }
-
-    private void heldScaleRun(int n) throws Exception {
-        Duration interval = Duration.ofSeconds(5);
-        int intervals = quick ? 2 : 5;
-        // The emulator runs in its own JVM here, so that its heap and threads do not count as ours.
-        try (ExternalEmulator gcs = ExternalEmulator.start(BUCKET)) {
-            Map<String, Long> lastRefresh = new ConcurrentHashMap<>();
-            List<Double> lags = Collections.synchronizedList(new ArrayList<>());
-            AtomicLong refreshRequests = new AtomicLong();
-            GcsLockRegistry r = GcsLockRegistry.builder(gcs.storage(), BUCKET).verifyBucket(false)
-                    .ttl(Duration.ofSeconds(40)).refreshInterval(interval).refresherThreads(4)
-                    .listener(new LockEventListener() {
-                        @Override
-                        public void refreshed(Lease lease) {
-                            refreshRequests.incrementAndGet();
-                            long now = System.nanoTime();
-                            Long prev = lastRefresh.put(lease.leaseId(), now);
-                            if (prev != null) {
-                                lags.add((now - prev - interval.toNanos()) / 1e6);
-                            }
-                        }
-
-                        @Override
-                        public void refreshFailed(Lease lease, Exception error) {
-                            refreshRequests.incrementAndGet();
-                        }
-
-                    }).build();
-            r.tryAcquire("warm-up").orElseThrow().release(); // client, connections, classes: not per lease
-            System.gc();
-            long heapBefore = usedHeap();
-            List<Lease> leases = Collections.synchronizedList(new ArrayList<>());
-            ExecutorService pool = Executors.newFixedThreadPool(8);
-            List<Future<?>> fs = new ArrayList<>();
-            for (int t = 0; t < 8; t++) {
-                int start = t;
-                fs.add(pool.submit(() -> {
-                    for (int i = start; i < n; i += 8) {
-                        Optional<Lease> l = r.tryAcquire("held-" + i);
-                        l.ifPresent(leases::add);
-                    }
-                    return null;
-                }));
-            }
-            for (Future<?> f : fs) {
-                f.get(10, TimeUnit.MINUTES);
-            }
-            pool.shutdownNow();
-            System.gc();
-            long heapAfter = usedHeap();
-            refreshRequests.set(0);
-            lags.clear();
-            Thread.sleep(interval.multipliedBy(intervals).toMillis());
-            long refreshes = refreshRequests.get();
-            int refresherThreads = r.refresherThreads();
-            long healthy = leases.stream().filter(Lease::isHealthy).count();
-            r.close();
-            double[] lagArr = lags.stream().mapToDouble(Double::doubleValue).toArray();
-            result(String.format("held-scale leases=%d refresh_requests_per_interval=%.0f refresher_threads=%d "
-                            + "heap_bytes_per_lease=%d refresh_lag_p99_ms=%.0f healthy_at_end=%d",
-                    n, (double) refreshes / intervals, refresherThreads, (heapAfter - heapBefore) / Math.max(1, leases.size()),
-                    percentile(lagArr, 99), healthy));
-        }
-    }
-
-    private static long usedHeap() {
-        Runtime rt = Runtime.getRuntime();
-        return rt.totalMemory() - rt.freeMemory();
     }
 }

@@ -85,4 +85,27 @@ class ScenarioSmokeTest {
         assertThat(fields(lines.get(2))).containsEntry("phase", "graceful").containsEntry("failovers", "1")
                 .containsEntry("no_new_leader", "0");
     }
+
+    @Test
+    void heldScaleRefreshesEveryLeaseAndReportsItsFigures() throws Exception {
+        Bench.Results results = new Bench.Results();
+        HeldScaleScenario scenario = new HeldScaleScenario(results);
+        scenario.run(List.of(
+                new HeldScaleScenario.Config("held-scale", 20, 5, 5, Duration.ofSeconds(2), 0, Duration.ZERO, 2),
+                new HeldScaleScenario.Config("held-scale-head-of-line", 20, 5, 5, Duration.ofSeconds(3), 1,
+                        Duration.ofMillis(1500), 2)));
+
+        List<String> lines = results.lines();
+        assertThat(lines).hasSize(2);
+        Map<String, String> held = fields(lines.get(0));
+        assertThat(lines.get(0)).startsWith("RESULT held-scale leases=20 ");
+        assertThat(held).containsEntry("never_refreshed", "0").containsEntry("lost", "0")
+                .containsKeys("refreshes_per_interval", "refresh_lag_p50_ms", "refresh_lag_p99_ms", "threads_peak",
+                        "refresh_threads_peak", "heap_bytes_per_lease", "usd_per_month");
+        assertThat(Double.parseDouble(held.get("refreshes_per_interval"))).isPositive();
+        Map<String, String> hol = fields(lines.get(1));
+        assertThat(lines.get(1)).startsWith("RESULT held-scale-head-of-line leases=20 ");
+        assertThat(hol).containsEntry("slow_leases", "1").containsEntry("lost", "0").containsEntry("never_refreshed", "0")
+                .containsKeys("lag_max_over_rtt");
+    }
 }

@@ -56,6 +56,7 @@ final class BuilderSettings {
             setting("safetyMargin", (map, p, b) -> map.from(p::safetyMargin).to(b::safetyMargin)),
             setting("operationTimeout", (map, p, b) -> map.from(p::operationTimeout).to(b::operationTimeout)),
             setting("writeRateWindow", (map, p, b) -> map.from(p::writeRateWindow).to(b::writeRateWindow)),
+            setting("refreshRateWarningShare", (map, p, b) -> map.from(p::refreshRateWarningShare).to(b::refreshRateWarningShare)),
             setting("verifyBucket", (map, p, b) -> map.from(p::verifyBucket).to(b::verifyBucket)),
             setting("identity", (map, p, b) -> map.from(p::identity).whenHasText().to(b::identity)),
             new Setting(List.of("backoff.initial", "backoff.max", "backoff.multiplier"), (map, p, b) ->

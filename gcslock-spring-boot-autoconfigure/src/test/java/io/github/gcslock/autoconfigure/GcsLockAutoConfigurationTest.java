@@ -254,9 +254,13 @@ class GcsLockAutoConfigurationTest {
             LockRegistry r = ctx.getBean(LockRegistry.class);
             Lease lease = r.tryAcquire("metered").orElseThrow();
             assertThat(meters.get("gcslock.held").gauge().value()).isEqualTo(1.0);
+            double interval = ctx.getBean(GcsLockRegistry.class).refreshInterval().toMillis() / 1000.0;
+            assertThat(meters.get("gcslock.refresh.rate").gauge().value()).as("one write per refresh interval")
+                    .isCloseTo(1 / interval, org.assertj.core.api.Assertions.within(1e-6));
             assertThat(meters.get("gcslock.acquire").tag("outcome", "acquired").timer().count()).isEqualTo(1);
             lease.release();
             assertThat(meters.get("gcslock.held").gauge().value()).isZero();
+            assertThat(meters.get("gcslock.refresh.rate").gauge().value()).isZero();
         });
     }
 

@@ -44,7 +44,7 @@ final class FaultPipeline {
         if (latency > 0) {
             TimeUnit.NANOSECONDS.sleep(latency);
         }
-        Runnable action = faults.takeAction(op);
+        Runnable action = faults.takeAction(op, request.object() != null ? request.object() : request.query().get("name"));
         if (action != null) {
             action.run();
         }
@@ -59,6 +59,7 @@ final class FaultPipeline {
         } catch (GcsError e) {
             reply = Reply.error(e);
         }
+        faults.countAnswered(op, reply.status());
         if (admission == ClientFaults.Admission.PROCESS_AND_LOSE_REPLY) {
             return null; // committed, and the partition started before the reply left
         }

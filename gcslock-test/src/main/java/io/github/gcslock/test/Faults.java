@@ -28,6 +28,7 @@ import java.util.concurrent.atomic.AtomicLong;
 public final class Faults {
 
     private final Map<Operation, AtomicLong> counters = new EnumMap<>(Operation.class);
+    private final Map<Operation, AtomicLong> successes = new EnumMap<>(Operation.class);
     private final ConcurrentLinkedQueue<PendingFailure> pendingFailures = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<PendingAction> pendingActions = new ConcurrentLinkedQueue<>();
     private final ConcurrentLinkedQueue<Operation> pendingDrops = new ConcurrentLinkedQueue<>();
@@ -44,6 +45,7 @@ public final class Faults {
     Faults() {
         for (Operation op : Operation.values()) {
             counters.put(op, new AtomicLong());
+            successes.put(op, new AtomicLong());
         }
     }
 
@@ -95,7 +97,19 @@ public final class Faults {
      * and the server has more. Lets a test place another client's request inside a race window.
      */
     public Faults beforeNext(Operation operation, Runnable action) {
-        pendingActions.add(new PendingAction(Objects.requireNonNull(operation), Objects.requireNonNull(action)));
+        pendingActions.add(new PendingAction(Objects.requireNonNull(operation), null, Objects.requireNonNull(action)));
+        return this;
+    }
+
+    /**
+     * As {@link #beforeNext(Operation, Runnable)}, for the next request of {@code operation} on the object
+     * named {@code objectName} only. An action that blocks holds that one request back (it is processed,
+     * and commits, when the action returns) while requests on other objects are served: "a slow reply of
+     * one lock object that still commits".
+     */
+    public Faults beforeNext(Operation operation, String objectName, Runnable action) {
+        pendingActions.add(new PendingAction(Objects.requireNonNull(operation), Objects.requireNonNull(objectName),
+                Objects.requireNonNull(action)));
         return this;
     }
 
@@ -145,6 +159,18 @@ public final class Faults {
                 - requestCount(Operation.BUCKET_DELETE);
     }
 
+    /**
+     * A snapshot of the per-operation counts of requests that the emulator answered with a 2xx status
+     * (whether or not the reply then reached the client): the requests GCS bills. GCS's pricing page says
+     * that operations answered with 307, 4xx or 5xx are generally not charged, so a create refused with
+     * 412 or a read answered 404 costs nothing; {@link #requestCounts()} counts those too.
+     */
+    public Map<Operation, Long> successfulRequestCounts() {
+        Map<Operation, Long> copy = new EnumMap<>(Operation.class);
+        successes.forEach((op, n) -> copy.put(op, n.get()));
+        return copy;
+    }
+
     /** A snapshot of the per-operation counters. */
     public Map<Operation, Long> requestCounts() {
         Map<Operation, Long> copy = new EnumMap<>(Operation.class);
@@ -169,6 +195,7 @@ public final class Faults {
     public Faults resetCounters() {
         rateLimited.set(0);
         counters.values().forEach(c -> c.set(0));
+        successes.values().forEach(c -> c.set(0));
         return this;
     }
 
@@ -201,9 +228,15 @@ public final class Faults {
         }
     }
 
-    Runnable takeAction(Operation op) {
+    void countAnswered(Operation op, int status) {
+        if (status >= 200 && status < 300) {
+            successes.get(op).incrementAndGet();
+        }
+    }
+
+    Runnable takeAction(Operation op, String objectName) {
         for (PendingAction a : pendingActions) {
-            if (a.operation == op && pendingActions.remove(a)) {
+            if (a.operation == op && (a.objectName == null || a.objectName.equals(objectName)) && pendingActions.remove(a)) {
                 return a.action;
             }
         }
@@ -248,6 +281,6 @@ public final class Faults {
     private record PendingFailure(Operation operation, int status) {
     }
 
-    private record PendingAction(Operation operation, Runnable action) {
+    private record PendingAction(Operation operation, String objectName, Runnable action) {
     }
 }
