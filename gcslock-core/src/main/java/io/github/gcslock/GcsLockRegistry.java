@@ -65,6 +65,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         LongSupplier nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
         this.listeners = new Listeners(b.listeners, nanoTime);
+        store.reportOutcomesTo(listeners); // every request's outcome, from every path (requestAnswered/requestFailed)
         this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);
         FencingRecord fencing = new FencingRecord();
         this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.refresherThreads(),

@@ -20,7 +20,7 @@ import java.util.function.LongSupplier;
  * the refresh, loss and release events go through the {@link LockEventDispatcher}, in order per lock and
  * never on the refresher's or the deadline timer's threads.
  */
-final class Listeners {
+final class Listeners implements LockStore.RequestOutcomes {
 
     private static final Logger log = LoggerFactory.getLogger(Listeners.class);
 
@@ -132,6 +132,35 @@ final class Listeners {
         return events.queueToRunHere(lease.name(), () -> {
             for (LockEventListener l : all) {
                 safely(() -> l.released(lease));
+            }
+        });
+    }
+
+    // ---- request outcomes (LockStore): on the requesting thread if it is an application's, else dispatched
+
+    /** Dispatch key of requests about no single lock (a listing, the bucket): no lock name is empty. */
+    private static final String NO_LOCK = "";
+
+    @Override
+    public void answered(String name) {
+        if (all.isEmpty()) {
+            return;
+        }
+        events.dispatchOrRunHere(name == null ? NO_LOCK : name, () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.requestAnswered(name));
+            }
+        });
+    }
+
+    @Override
+    public void failed(String name, GcsLockException error) {
+        if (all.isEmpty()) {
+            return;
+        }
+        events.dispatchOrRunHere(name == null ? NO_LOCK : name, () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.requestFailed(name, error));
             }
         });
     }

@@ -85,4 +85,28 @@ public interface LockEventListener {
     /** A lease was released (its lock object deleted, or found already gone or taken over). */
     default void released(Lease lease) {
     }
+
+    /**
+     * GCS answered a request of this registry, whatever the answer: an object, 404, 409 or 412 (a lock held
+     * elsewhere, a refresh that found the lease lost, a release's DELETE). Every request of every path reports
+     * here (acquire, refresh, release, inspect, list, a ShedLock or Spring Integration lock on this registry),
+     * and a call that sends no request (a reentrant hold) reports nothing. For reachability: an outage ends with
+     * the first answered request. Runs on the requesting thread when that is an application thread, else on the
+     * listener threads; keep it quick, it is called for every request.
+     *
+     * @param name the lock the request was about; null for a listing or the bucket check
+     */
+    default void requestAnswered(String name) {
+    }
+
+    /**
+     * A request of this registry got no usable answer: no reply or a timeout (after the client's own retries
+     * within the operation timeout), 408, 429 or 5xx, or 401/403 (this identity is refused). Not called for
+     * an interrupted request. Threads as for {@link #requestAnswered}.
+     *
+     * @param name  the lock the request was about; null for a listing or the bucket check
+     * @param error what the caller of the request sees, with GCS's error as its cause
+     */
+    default void requestFailed(String name, GcsLockException error) {
+    }
 }

@@ -12,10 +12,15 @@ import com.google.cloud.storage.StorageException;
 import com.google.cloud.storage.StorageOptions;
 
 import java.io.IOException;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongSupplier;
 
@@ -30,6 +35,29 @@ import java.util.function.LongSupplier;
  */
 final class LockStore {
 
+    /**
+     * Told of the outcome of each request: answered, or failed for a reason that means GCS cannot serve this
+     * process now. One place for every path (acquire, refresh, release, inspect, list), so that whatever tracks
+     * GCS's reachability (the Spring health) sees every request and nothing that sent none.
+     */
+    interface RequestOutcomes {
+        RequestOutcomes NONE = new RequestOutcomes() {
+            @Override public void answered(String name) { }
+            @Override public void failed(String name, GcsLockException error) { }
+        };
+
+        /** GCS answered a request about lock {@code name} (null: a listing or the bucket), whatever it said. */
+        void answered(String name);
+
+        /** A request about {@code name} got no usable answer: no reply, a timeout, 408, 429, 5xx, 401 or 403. */
+        void failed(String name, GcsLockException error);
+    }
+
+    /** Where outcomes go; one for a store and every view of it (single-try, tighter timeouts). */
+    private static final class OutcomeSink {
+        volatile RequestOutcomes target = RequestOutcomes.NONE;
+    }
+
     private final Storage storage;
     private final String bucket;
     private final String prefix;
@@ -37,16 +65,20 @@ final class LockStore {
     private final LongSupplier nanoTime;
     private final LockStore singleTry;
     private final Map<Duration, LockStore> tighter = new ConcurrentHashMap<>();
+    private final OutcomeSink outcomes;
 
+    /** {@code storage} and {@code singleTryStorage} are the bounded clients; both are wrapped to report outcomes here. */
     private LockStore(Storage storage, Storage singleTryStorage, String bucket, String prefix, GcsTimeEstimator gcsTime,
-            LongSupplier nanoTime) {
-        this.storage = storage;
+            LongSupplier nanoTime, OutcomeSink outcomes) {
+        this.outcomes = outcomes;
+        this.storage = (Storage) Proxy.newProxyInstance(Storage.class.getClassLoader(), new Class<?>[] {Storage.class},
+                new ReportingStorage(storage, singleTryStorage != null));
         this.bucket = bucket;
         this.prefix = prefix;
         this.gcsTime = gcsTime;
         this.nanoTime = nanoTime;
         this.singleTry = singleTryStorage == null ? this
-                : new LockStore(singleTryStorage, null, bucket, prefix, gcsTime, nanoTime);
+                : new LockStore(singleTryStorage, null, bucket, prefix, gcsTime, nanoTime, outcomes);
     }
 
     /**
@@ -56,7 +88,12 @@ final class LockStore {
     static LockStore open(Storage given, Duration operationTimeout, String bucket, String prefix,
             GcsTimeEstimator gcsTime, LongSupplier nanoTime) {
         Storage bounded = boundedStorage(given, operationTimeout);
-        return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime);
+        return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime, new OutcomeSink());
+    }
+
+    /** Sends the outcome of every later request of this store and its views to {@code target}. */
+    void reportOutcomesTo(RequestOutcomes target) {
+        outcomes.target = target;
     }
 
     /**
@@ -77,7 +114,7 @@ final class LockStore {
     LockStore boundedTo(Duration timeout) {
         return tighter.computeIfAbsent(timeout, t -> {
             Storage bounded = boundedStorage(storage, t);
-            return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime);
+            return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime, outcomes);
         });
     }
 
@@ -227,6 +264,76 @@ final class LockStore {
         StorageOptions options = bounded.getOptions();
         return InterruptTolerantStorage.wrap(options.toBuilder()
                 .setRetrySettings(options.getRetrySettings().toBuilder().setMaxAttempts(1).build()).build().getService());
+    }
+
+    /**
+     * The client, reporting the outcome of each request to the store's {@link RequestOutcomes}: a 404, 409 or 412
+     * (and any other reply) is an answer. No reply, a timeout, 408, 429 and 5xx are failures, and so are 401/403
+     * (GCS answers, but refuses every lock request of this identity: the locks are as unusable as in an outage).
+     * Except one 429 to a request sent once (the {@link #singleTry()} client): that is GCS's per-object write
+     * limit met in ordinary contention (a create just after the holder's refresh), which the wait loop paces
+     * itself; counting it would flap the health DOWN and UP on every contended attempt. A 429 that outlasted
+     * the client's retries is a failure. An interrupted request reports nothing: the thread is being stopped.
+     * Calls that send no request ({@code getOptions}) report nothing.
+     */
+    private final class ReportingStorage implements InvocationHandler {
+
+        private static final Set<String> REQUESTS = Set.of("create", "get", "list", "update", "delete");
+
+        private final Storage delegate;
+        private final boolean retries;
+
+        private ReportingStorage(Storage delegate, boolean retries) {
+            this.delegate = delegate;
+            this.retries = retries;
+        }
+
+        @Override
+        public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
+            if (method.getDeclaringClass() == Object.class) {
+                return switch (method.getName()) {
+                    case "equals" -> proxy == args[0];
+                    case "hashCode" -> System.identityHashCode(proxy);
+                    case "toString" -> "ReportingStorage[" + delegate + "]";
+                    default -> method.invoke(delegate, args);
+                };
+            }
+            Object result;
+            try {
+                result = method.invoke(delegate, args);
+            } catch (InvocationTargetException e) {
+                Throwable cause = e.getCause();
+                if (cause instanceof StorageException se && REQUESTS.contains(method.getName())
+                        && !Thread.currentThread().isInterrupted()) {
+                    String name = lockName(args);
+                    int code = se.getCode(); // 0: no HTTP reply at all (connection refused or reset, a timeout)
+                    boolean noAnswer = code == 0 || code == 408 || code >= 500 || (code == 429 && retries);
+                    if (noAnswer || isPermissionDenied(se)) {
+                        outcomes.target.failed(name, unavailable(name, se));
+                    } else {
+                        outcomes.target.answered(name);
+                    }
+                }
+                throw cause;
+            }
+            if (REQUESTS.contains(method.getName())) {
+                outcomes.target.answered(lockName(args));
+            }
+            return result;
+        }
+
+        /** The lock a request is about, from its object argument; null for a listing or the bucket. */
+        private String lockName(Object[] args) {
+            String object = null;
+            if (args != null && args.length > 0) {
+                if (args[0] instanceof BlobId id) {
+                    object = id.getName();
+                } else if (args[0] instanceof BlobInfo info) {
+                    object = info.getName();
+                }
+            }
+            return object != null && object.startsWith(prefix) ? object.substring(prefix.length()) : null;
+        }
     }
 
     private static Duration min(Duration a, Duration b) {

@@ -1,7 +1,6 @@
 package io.github.gcslock.spring;
 
-import io.github.gcslock.AcquireOutcome;
-import io.github.gcslock.Lease;
+import io.github.gcslock.GcsLockException;
 import io.github.gcslock.LockEventListener;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -12,10 +11,13 @@ import java.time.Instant;
 import java.util.Optional;
 
 /**
- * Whether the last GCS call of this instance worked, and if not since when calls fail: the state behind
- * the {@code gcs} detail of the {@code gcsLock} health and the "reachable again" log line. Fed by the
- * registry's events (an acquisition attempt that got an answer, a refresh) and by the {@code @GcsLocked}
- * interceptor, which sees the GCS error of a failed attempt. Reads only local state.
+ * Whether the last GCS request of this instance got an answer, and if not since when requests fail: the state
+ * behind the {@code gcs} detail of the {@code gcsLock} health and the "reachable again" log line. Kept in one
+ * place, from the registry's request events only ({@link #requestAnswered}, {@link #requestFailed}), which every
+ * path reports: {@code @GcsLocked}, ShedLock's {@code lock()}, Spring Integration locks, direct
+ * {@code LockRegistry} calls, refreshes, releases and the endpoint's reads. So any answered request ends an
+ * outage (a release's DELETE too), a call that sends no request (a reentrant hold) changes nothing, and a lost
+ * lease, which GCS reported by answering, is not an outage. Reads only local state.
  */
 public class GcsReachability implements LockEventListener {
 
@@ -41,7 +43,7 @@ public class GcsReachability implements LockEventListener {
         return Optional.ofNullable(outage);
     }
 
-    /** A GCS call failed with {@code error}; returns the outage it belongs to. */
+    /** A GCS request failed with {@code error}; returns the outage it belongs to. */
     public synchronized Outage failed(Throwable error) {
         Instant now = clock.instant();
         String message = describe(error);
@@ -64,19 +66,12 @@ public class GcsReachability implements LockEventListener {
     }
 
     @Override
-    public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
-        if (outcome == AcquireOutcome.ACQUIRED || outcome == AcquireOutcome.BUSY) {
-            reached(); // GCS answered (a timeout may hide GCS errors, an error is reported by whoever saw it)
-        }
-    }
-
-    @Override
-    public void refreshed(Lease lease) {
+    public void requestAnswered(String name) {
         reached();
     }
 
     @Override
-    public void refreshFailed(Lease lease, Exception error) {
+    public void requestFailed(String name, GcsLockException error) {
         failed(error);
     }
 

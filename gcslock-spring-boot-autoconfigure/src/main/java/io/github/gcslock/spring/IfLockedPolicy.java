@@ -30,7 +30,7 @@ import java.util.function.Supplier;
  * </ul>
  * When GCS could not be asked it is unknown whether the lock is free, so the method must not run in any
  * mode: the failure is thrown, except that a {@code SKIP} call is skipped with one WARN line (a scheduled
- * job's next run will try again); either way it is recorded in {@link GcsReachability}. An interrupt while
+ * job's next run will try again); either way {@link GcsReachability} has it from the registry's request events. An interrupt while
  * waiting becomes {@link GcsLockInterruptedException} (outcome {@code interrupted}). Every call's outcome is
  * told to the {@link GcsLockedAcquireListener}s (the {@code gcslock.acquire} meter).
  */
@@ -82,9 +82,11 @@ final class IfLockedPolicy {
             if (e instanceof LockNotAcquiredException && e.getCause() == null) {
                 throw e; // held elsewhere (FAIL, or WAIT ran out): the caller asked for the exception
             }
-            // GCS could not be asked: it is unknown whether the lock is free, so the method must not run.
+            // GCS could not be asked (or, nested, the enclosing lease is lost): the method must not run. The
+            // outage itself is recorded by GcsReachability from the registry's request events, where every path
+            // reports; here it is only read for the log line (a lost lease is no outage and adds nothing).
             GcsReachability tracker = tracker();
-            GcsReachability.Outage outage = tracker != null ? tracker.failed(e) : null;
+            GcsReachability.Outage outage = tracker != null ? tracker.outage().orElse(null) : null;
             if (spec.ifLocked() != IfLocked.SKIP) {
                 throw e;
             }
@@ -93,10 +95,6 @@ final class IfLockedPolicy {
                     outage == null ? "" : " [GCS calls failing since " + outage.since() + ", " + outage.failures() + " failure(s)]");
             log.debug("@GcsLocked {}: lock '{}' could not be asked for", LockNameResolver.describe(spec.method()), name, e);
             return null;
-        }
-        GcsReachability tracker = tracker();
-        if (tracker != null) {
-            tracker.reached(); // GCS answered (the lock was taken, or is held elsewhere)
         }
         if (lease == null) {
             if (skippedOnce.add(spec.method())) {

@@ -1,0 +1,222 @@
+package io.github.gcslock.spring;
+
+import com.google.cloud.storage.BlobId;
+import io.github.gcslock.Lease;
+import io.github.gcslock.autoconfigure.GcsLockActuatorAutoConfiguration;
+import io.github.gcslock.autoconfigure.GcsLockAutoConfiguration;
+import io.github.gcslock.autoconfigure.GcsLockEmulatorAutoConfiguration;
+import io.github.gcslock.autoconfigure.GcsLockIntegrationAutoConfiguration;
+import io.github.gcslock.autoconfigure.GcsLockShedLockAutoConfiguration;
+import io.github.gcslock.spring.actuate.GcsLockHealthIndicator;
+import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
+import net.javacrumbs.shedlock.core.LockConfiguration;
+import net.javacrumbs.shedlock.core.LockProvider;
+import net.javacrumbs.shedlock.support.LockException;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.Status;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.context.ApplicationContext;
+import org.springframework.dao.CannotAcquireLockException;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Lock;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The {@code gcs} part of the {@code gcsLock} health is kept in one place, from the registry's request events:
+ * every path that cannot reach GCS makes it DOWN, any answered request ends the outage, and what sends no request
+ * or is answered (a reentrant hold, a lost lease) is no outage.
+ */
+@ExtendWith(OutputCaptureExtension.class)
+class HealthBookkeepingTest {
+
+    private static GcsEmulator gcs; // its own emulator: the faults below must not reach other tests
+
+    @BeforeAll
+    static void start() {
+        gcs = GcsEmulator.start();
+        gcs.createBucket("health");
+    }
+
+    @AfterEach
+    void heal() {
+        gcs.faults().reset();
+    }
+
+    @AfterAll
+    static void stop() {
+        gcs.close();
+    }
+
+    static class Outer {
+        private final Inner inner;
+        private final AtomicReference<Runnable> beforeInner = new AtomicReference<>(() -> { });
+
+        Outer(Inner inner) {
+            this.inner = inner;
+        }
+
+        /** What the outer method does, holding the lock, before it calls the nested one (a method: beans are proxies). */
+        public void beforeInner(Runnable action) {
+            beforeInner.set(action);
+        }
+
+        @GcsLocked("shared")
+        public void run() {
+            beforeInner.get().run();
+            inner.run();
+        }
+    }
+
+    static class Inner {
+        private int runs;
+        private long requestsBeforeItRan = -1;
+
+        public int runs() {
+            return runs;
+        }
+
+        public long requestsBeforeItRan() {
+            return requestsBeforeItRan;
+        }
+
+        @GcsLocked("shared")
+        public void run() {
+            runs++;
+            requestsBeforeItRan = gcs.faults().totalRequests() - gcs.faults().requestCount(Operation.PATCH); // refreshes aside
+        }
+    }
+
+    private ApplicationContextRunner runner() {
+        return new ApplicationContextRunner()
+                .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
+                        GcsLockActuatorAutoConfiguration.class, GcsLockShedLockAutoConfiguration.class,
+                        GcsLockIntegrationAutoConfiguration.class))
+                .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=health",
+                        "gcslock.ttl=2s", "gcslock.operation-timeout=300ms")
+                .withBean(Inner.class)
+                .withBean(Outer.class);
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> gcsDetail(ApplicationContext ctx) {
+        Health health = ctx.getBean(GcsLockHealthIndicator.class).health(true);
+        Map<String, Object> gcsDetail = (Map<String, Object>) health.getDetails().get("gcs");
+        return Map.of("status", health.getStatus(), "reachable", gcsDetail.get("reachable"),
+                "lastError", String.valueOf(gcsDetail.get("lastError")));
+    }
+
+    private static void assertOutage(ApplicationContext ctx, String path) {
+        assertThat(gcsDetail(ctx)).as(path).containsEntry("status", Status.DOWN).containsEntry("reachable", false);
+    }
+
+    private static void assertReachable(ApplicationContext ctx, String path) {
+        assertThat(gcsDetail(ctx)).as(path).containsEntry("status", Status.UP).containsEntry("reachable", true);
+    }
+
+    @Test
+    void shedLockCallsThatCannotReachGcsAreAnOutage() {
+        runner().run(ctx -> {
+            LockProvider shedLock = ctx.getBean(LockProvider.class);
+            gcs.faults().failNext(100_000, 503);
+            assertThatThrownBy(() -> shedLock.lock(new LockConfiguration(Instant.now(), "report", Duration.ofSeconds(30), Duration.ZERO)))
+                    .isInstanceOf(LockException.class);
+            assertOutage(ctx, "after ShedLock's lock()");
+            assertThat(gcsDetail(ctx).get("lastError").toString()).contains("report");
+            gcs.faults().reset();
+            shedLock.lock(new LockConfiguration(Instant.now(), "report", Duration.ofSeconds(30), Duration.ZERO)).orElseThrow().unlock();
+            assertReachable(ctx, "after ShedLock's lock() was answered");
+        });
+    }
+
+    @Test
+    void springIntegrationLocksThatCannotReachGcsAreAnOutage() {
+        runner().run(ctx -> {
+            Lock lock = ctx.getBean(GcsIntegrationLockRegistry.class).obtain("leader");
+            gcs.faults().failNext(100_000, 503);
+            assertThatThrownBy(lock::tryLock).isInstanceOf(CannotAcquireLockException.class);
+            assertOutage(ctx, "after Spring Integration's tryLock()");
+            gcs.faults().reset();
+            assertThat(lock.tryLock()).isTrue();
+            lock.unlock();
+            assertReachable(ctx, "after tryLock() was answered");
+        });
+    }
+
+    @Test
+    void directLockRegistryCallsThatCannotReachGcsAreAnOutage() {
+        runner().run(ctx -> {
+            io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
+            gcs.faults().failNext(100_000, 503);
+            assertThatThrownBy(() -> locks.tryAcquire("direct")).isInstanceOf(io.github.gcslock.GcsLockException.class);
+            assertOutage(ctx, "after LockRegistry.tryAcquire");
+            gcs.faults().reset();
+            assertThat(locks.inspect("direct")).isEmpty();
+            assertReachable(ctx, "after an answered inspect (a 404)");
+        });
+    }
+
+    @Test
+    void theAnsweredDeleteOfAReleaseEndsAnOutageOfRefreshes(CapturedOutput output) {
+        runner().run(ctx -> {
+            io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
+            Lease lease = locks.tryAcquire("nightly").orElseThrow();
+            gcs.faults().failNext(100_000, 503, Operation.PATCH); // refreshes fail; nothing else does
+            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertOutage(ctx, "after a failed refresh"));
+            lease.release(); // its DELETE is answered
+            await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertReachable(ctx, "after the release's DELETE"));
+            assertThat(output.getAll()).contains("gcslock: GCS is reachable again after");
+        });
+    }
+
+    @Test
+    void aNestedCallUnderALostLeaseIsNotAnOutage() {
+        runner().run(ctx -> {
+            Outer outer = ctx.getBean(Outer.class);
+            outer.beforeInner(() -> {
+                Lease lease = GcsLocks.currentLease().orElseThrow();
+                gcs.storage().delete(BlobId.of("health", "gcslock/shared")); // someone deleted our lock object
+                await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isHealthy());
+            });
+            outer.run();
+            assertThat(ctx.getBean(Inner.class).runs()).as("the nested call did not run").isZero();
+            Map<String, Object> after = gcsDetail(ctx);
+            assertThat(after).as("GCS answered every request").containsEntry("reachable", true).containsEntry("lastError", "null");
+        });
+    }
+
+    @Test
+    void aReentrantCallDuringAnOutageSendsNothingAndChangesNothing(CapturedOutput output) {
+        runner().run(ctx -> {
+            Outer outer = ctx.getBean(Outer.class);
+            io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
+            outer.beforeInner(() -> {
+                gcs.faults().failNext(100_000, 503);
+                assertThatThrownBy(() -> locks.tryAcquire("other")).isInstanceOf(io.github.gcslock.GcsLockException.class);
+                assertOutage(ctx, "during the outage");
+                gcs.faults().resetCounters();
+            });
+            outer.run(); // the nested @GcsLocked("shared") is a reentrant hold: no request
+            assertThat(ctx.getBean(Inner.class).runs()).isEqualTo(1);
+            assertThat(ctx.getBean(Inner.class).requestsBeforeItRan()).as("the reentrant call sent no request (refreshes aside)").isZero();
+            // the outer release's DELETE failed too (the outage goes on): still DOWN, and no "reachable again"
+            assertOutage(ctx, "after a reentrant call during the outage");
+            assertThat(output.getAll()).doesNotContain("GCS is reachable again");
+        });
+    }
+}
