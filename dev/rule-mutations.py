@@ -73,8 +73,8 @@ muts = [
  ("acquired first among a lease's events", E+'Listeners.java', "        events.runHereFirst(lease.name(), () -> {", "        ((java.util.function.BiConsumer<String, Runnable>) (n, r) -> r.run()).accept(lease.name(), () -> {", "ListenerOrderTest"),
  # issue 15: the request economy of acquiring (DESIGN.md rule 16)
  ("a waiter's look at a name seen held is a read", E+'AcquireAttempt.java', "                : Start.READ;", "                : Start.CREATE;", "AcquireEconomyTest#aNameSeenHeldLongerAgoOrByAWaiterIsReadFirst"),
- ("one-shot at a name seen held moments ago: the create alone", E+'AcquireAttempt.java', ": oneShot && before.knownYoungWithin(look, fresh) ? Start.CREATE_REFUSING_UNREAD", ": false ? Start.CREATE_REFUSING_UNREAD", "AcquireEconomyTest#aOneShotAttemptAtANameSeenHeldMomentsAgoCostsOneRequest"),
- ("one-shot attempts still read at least every quarter TTL", E+'ContentionHistory.java', "return nowNanos - knownYoungNanos < freshNanos;", "return true;", "AcquireEconomyTest#aDeadHolderIsTakenOverByAProcessThatOnlyTriesOnce"),
+ ("one-shot at a name seen held moments ago: the create alone", E+'AcquireAttempt.java', ": oneShot && before.knownYoungAt(look) ? Start.CREATE_REFUSING_UNREAD", ": false ? Start.CREATE_REFUSING_UNREAD", "AcquireEconomyTest#aOneShotAttemptAtANameSeenHeldMomentsAgoCostsOneRequest"),
+ ("one-shot attempts still read at least every quarter TTL", E+'ContentionHistory.java', "return nowNanos - youngUntilNanos < 0;", "return true;", "AcquireEconomyTest#aDeadHolderIsTakenOverByAProcessThatOnlyTriesOnce"),
  ("no second read after a create refused once the name was seen free", E+'AcquireAttempt.java', "} else if ((sawFree || knownYoung) && !unknownCreates.mayHaveCommittedUnseen()) {", "} else if (knownYoung && !unknownCreates.mayHaveCommittedUnseen()) {", "AcquireEconomyTest#aCreateRefusedAfterTheNameWasSeenFreeIsNotReadAgain"),
  ("no second read only when safe: a create of this attempt may be ours", E+'AcquireAttempt.java', "                    if (!singleTry) {", "                    if (sawFree || knownYoung) {\n                        return Result.refusedUnread(sawFree);\n                    } else if (!singleTry) {", "AcquireEconomyTest#aRefusedCreateThatMayBeOurOwnIsReadAndAdopted"),
  ("no second read only when safe: a create of an earlier call may commit late", E+'AcquireAttempt.java', "if (history.mayHaveUnseenCreate(name, look, timing.ttl().toNanos())) {", "if (false) {", "AcquireEconomyTest#aCreateOfAnEarlierCallThatCommitsLateIsReadAndRetaken"),
@@ -103,6 +103,8 @@ muts = [
  # issue 21 items 3 and 4: the drift window per lock; inspection never blinds acquisition
  ("drift: a lock is judged on anchors of its own window", E+'GcsTimeEstimator.java', "Instant now = lowerBoundWithin(window);", "Instant now = lowerBoundWithin(windowNanos);", "PerLockTimeTest#aLockIsJudgedOnAnchorsOfItsOwnWindowOnly"),
  ("observed time: inspection only reads the record", E+'LockInspector.java', ": unchangedVersions.peek(", ": unchangedVersions.unchangedForNanos(", "PerLockTimeTest#aLargeListBetweenLooksDoesNotHideADeadLockFromAOneShotJob"),
+ # issue 21 item 8: a one-shot refuses unread until the object it read could be stale, then reads
+ ("one-shot: refuses unread never past the moment the object it read could be stale", E+'AcquireAttempt.java', "Math.min(look + fresh, couldFirstBeStaleNanos(result.holder(), look))", "look + fresh", "OneShotTakeoverTest#aDeadHolderIsTakenOverAtTheFirstAttemptAfterItsObjectCouldBeStale"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
 ]
 only = sys.argv[1:] 

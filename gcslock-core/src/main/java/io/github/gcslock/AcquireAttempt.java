@@ -171,7 +171,7 @@ final class AcquireAttempt {
         Start start = afterThrottledCreate ? Start.CREATE
                 : before == null
                 ? oneShot && cleanRelease != null && look - cleanRelease < fresh ? Start.CREATE_REFUSING_UNREAD : Start.CREATE
-                : oneShot && before.knownYoungWithin(look, fresh) ? Start.CREATE_REFUSING_UNREAD
+                : oneShot && before.knownYoungAt(look) ? Start.CREATE_REFUSING_UNREAD
                 : Start.READ;
         Result result = run(name, leaseId, store, unknownCreates, timing, start);
         if (result.lease() != null || (result.sawFree() && !result.held())) {
@@ -183,9 +183,13 @@ final class AcquireAttempt {
             // A holder read (live, or it would have been taken over) or the name seen free: this process knows
             // any object of the name is young from here on, for a while. A create refused unread teaches nothing new.
             // Without new knowledge the old stays (and ages), so a one-shot caller reads again in time.
-            boolean learnt = result.holder() != null || result.sawFree();
-            long young = learnt ? look : before != null ? before.knownYoungNanos() : cleanRelease != null ? cleanRelease : look - fresh;
-            ContentionHistory.Sighting s = history.sawHeld(name, result.holder(), look, young);
+            // A live holder read: a quarter TTL (reads at that cadence keep the GCS-time bound tight, at no extra
+            // cost: a refused create is one request too), but never past the moment its object could be stale.
+            long youngUntil = result.holder() != null ? Math.min(look + fresh, couldFirstBeStaleNanos(result.holder(), look))
+                    : result.sawFree() ? look + fresh
+                    : before != null ? before.youngUntilNanos()
+                    : cleanRelease != null ? cleanRelease + fresh : look;
+            ContentionHistory.Sighting s = history.sawHeld(name, result.holder(), look, youngUntil);
             Duration pause = pacing.pollDelay(s.holder(), engine.estimatedGcsNowOrNull(), s.waitedNanos(look));
             history.nextLookAt(name, nanoTime.getAsLong() + pause.toNanos(), !oneShot);
         }
@@ -193,10 +197,29 @@ final class AcquireAttempt {
     }
 
     /**
-     * For how long after this process knew a name's objects young a one-shot attempt may refuse a 412 unread:
-     * a quarter of the TTL (the last holder read's, else this acquisition's). A dead holder's object is read
-     * at least that often by a process that keeps asking, so it is proved stale (rule 6, observed time)
-     * within about 1.5 TTL of its last write, and taken over (rule 5).
+     * When the live holder's object just read ({@code holder}, looked at from {@code lookNanos}) could first be
+     * stale, on the monotonic clock: its {@code updated} + its TTL, reached by the GCS-time lower bound (rule 6)
+     * — never later than one TTL after this look (the observed-time rule). Until then that object cannot be
+     * stale, so a one-shot attempt may refuse a 412 unread; its first attempt after reads, so a dead holder is
+     * taken over (rule 5) at the first tick after the bound proves it stale, not up to a quarter TTL later.
+     */
+    private long couldFirstBeStaleNanos(LockInfo holder, long lookNanos) {
+        long ttl = holder.ttl() != null ? holder.ttl().toNanos() : 0;
+        Instant gcsNow = engine.estimatedGcsNowOrNull();
+        long now = nanoTime.getAsLong();
+        if (gcsNow == null || holder.updated() == null) {
+            return lookNanos + ttl;
+        }
+        // + 1 ms: the bound counts whole milliseconds, and stale means strictly past updated + ttl.
+        long untilStale = Duration.between(gcsNow, holder.updated()).toNanos() + ttl + 1_000_000L;
+        return now + Math.max(0, Math.min(untilStale, ttl));
+    }
+
+    /**
+     * For how long after this process saw a name free (or released it cleanly) a one-shot attempt may refuse a
+     * 412 unread: a quarter of the TTL (the last holder read's, else this acquisition's); the object made after
+     * that is of unknown TTL. A dead holder's object is read at least that often by a process that keeps
+     * asking, so it is proved stale (rule 6) and taken over (rule 5).
      */
     private static long freshFor(ContentionHistory.Sighting s, LeaseTiming timing) {
         Duration ttl = s != null && s.holder() != null && s.holder().ttl() != null ? s.holder().ttl() : timing.ttl();

@@ -10,8 +10,9 @@ import java.util.Map;
  * <ul>
  * <li><b>Read first, or the create alone.</b> A name last seen held by someone else is most likely still
  * held: a waiter's next look is one read (1 request to learn "held") instead of a create that is refused and
- * a read (2); a one-shot attempt while the name's objects are known young (seen less than a quarter TTL ago)
- * sends the create alone and refuses a 412 unread (1 request either way); otherwise it reads first. A name
+ * a read (2); a one-shot attempt while the name's objects are known young (seen less than a quarter TTL ago,
+ * and never past the moment the object last read could be stale) sends the create alone and refuses a 412
+ * unread (1 request either way); otherwise it reads first. A name
  * this process held last, saw free, or never looked at starts with the create as before.</li>
  * <li><b>Waiting across calls.</b> A process that keeps seeing a name held — a follower calling
  * {@code tryLock(500 ms)} back to back, a job waiting in a loop — has been waiting since the first of those
@@ -38,14 +39,17 @@ final class ContentionHistory {
      * @param nextLookNanos  when the next look is due (the waiting pace of rule 16)
      * @param paced          the last look was made by a waiting call: a later waiting call keeps its pace (a
      *                       one-shot look — tryAcquire, a SKIP — sets no pace: the next waiting call looks at once)
-     * @param knownYoungNanos when this process last knew that any object of the name was young: a read that
-     *                        found a live holder, or the name seen free (a create refused unread does not count)
+     * @param youngUntilNanos until when this process knows that any object of the name is too young to be
+     *                        stale: a quarter TTL after a read that found a live holder, but never past the
+     *                        moment that object could first be stale (its updated + its TTL, in the GCS-time
+     *                        bound); a quarter TTL after the name was seen free (a create refused unread
+     *                        teaches nothing and leaves it as it was)
      */
     record Sighting(LockInfo holder, long heldSinceNanos, long lastLookNanos, long nextLookNanos, boolean paced,
-                    long knownYoungNanos) {
-        /** Whether that knowledge is less than {@code freshNanos} old at {@code nowNanos}. */
-        boolean knownYoungWithin(long nowNanos, long freshNanos) {
-            return nowNanos - knownYoungNanos < freshNanos;
+                    long youngUntilNanos) {
+        /** Whether at {@code nowNanos} every object of the name is still known too young to be stale. */
+        boolean knownYoungAt(long nowNanos) {
+            return nowNanos - youngUntilNanos < 0;
         }
 
         /** How long this process has been seeing the name held, at {@code nowNanos}. */
@@ -87,16 +91,16 @@ final class ContentionHistory {
      * create was refused without reading). The run of looks goes on from the earlier sighting if there is one
      * and this look came no later than one more scheduled interval after the look that was due (the process
      * kept looking, call after call); otherwise — a job that asks once an hour — it starts here. {@code
-     * knownYoungNanos}: see {@link Sighting#knownYoungNanos}.
+     * youngUntilNanos}: see {@link Sighting#youngUntilNanos}.
      * Returns the sighting; its next look is not yet set (see {@link #nextLookAt}).
      */
-    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos, long knownYoungNanos) {
+    synchronized Sighting sawHeld(String name, LockInfo holder, long lookNanos, long youngUntilNanos) {
         Sighting before = held.get(name);
         long since = before != null
                 && lookNanos - before.nextLookNanos <= Math.max(0, before.nextLookNanos - before.lastLookNanos)
                 ? before.heldSinceNanos : lookNanos;
         Sighting now = new Sighting(holder != null ? holder : before != null ? before.holder : null, since, lookNanos,
-                lookNanos, false, knownYoungNanos);
+                lookNanos, false, youngUntilNanos);
         held.put(name, now);
         return now;
     }
@@ -108,7 +112,7 @@ final class ContentionHistory {
     synchronized void nextLookAt(String name, long nanos, boolean paced) {
         Sighting s = held.get(name);
         if (s != null) {
-            held.put(name, new Sighting(s.holder, s.heldSinceNanos, s.lastLookNanos, nanos, paced, s.knownYoungNanos));
+            held.put(name, new Sighting(s.holder, s.heldSinceNanos, s.lastLookNanos, nanos, paced, s.youngUntilNanos));
         }
     }
 
