@@ -10,6 +10,7 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Random;
 import java.util.Set;
@@ -39,9 +40,15 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li><b>close</b> — {@code close()} of one process's registry while its threads wait or hold (then the
  *     process restarts with a new registry, identity and clock);</li>
  * </ul>
+ * <li><b>slow subset</b> — replies to one process held back for less than its operation timeout (slow, in time);</li>
+ * </ul>
  * and the workload itself uses {@code tryAcquire}, short waits, waits with {@code maxWait} longer than the
- * TTL, and hold-at-least releases ({@code releaseAfter}); emulator-wide faults add latency, lost replies,
- * 429/503 bursts and the per-object write limit.
+ * TTL, hold-at-least releases ({@code releaseAfter}), renewals ({@code renew(lease, null)}; on the
+ * mixed-TTL names {@value #MIXED_NAMES_NOTE} also to longer and shorter TTLs, and acquisitions with TTLs of their
+ * own), releases on a thread whose interrupt flag is set (a cancelled task), and {@code list()} /
+ * {@code inspect()} load between looks (over {@value #FILLERS} other lock objects, more than the observed-time
+ * record holds); emulator-wide faults add a base latency of 5–20 ms, lost replies, 429/503 bursts and the
+ * per-object write limit.
  *
  * <p>Invariants, checked by {@link LockHistory} over the whole run:
  * <ul>
@@ -53,8 +60,16 @@ import static org.assertj.core.api.Assertions.assertThat;
  * <li>no holder re-acquires a name during its own hold-at-least delay;</li>
  * <li>a lease ends with its object deleted whenever the object is still ours: after {@code release()}
  *     returned quickly (its process not cut off meanwhile, no timeout inside) the object is not ours any more;</li>
- * <li>after every registry has closed and a TTL has passed, no lock object is left.</li>
+ * <li>after every registry has closed and a TTL has passed, no lock object is left;</li>
+ * <li>the events of one lock reach a registry's listener one at a time and in order across leases: no
+ *     {@code acquired} of a name while an earlier lease of it has not been {@code released}, no event of a
+ *     lease after its {@code released} (a {@code lost} listener is slow now and then, to widen the window);</li>
+ * <li>a {@code renew(lease, ttl)} that returned left its TTL in the object (if the object is still the lease's);</li>
+ * <li>a release on an interrupted thread gives the interrupt flag back.</li>
  * </ul>
+ * Mixed TTLs (derived safety margins, 20 % of the TTL) are used only by the processes whose clocks drift by
+ * less than 2 % ({@code p3}, {@code p4}), and only on names the others never use: under ±20 % drift such margins
+ * would be unsafe by configuration.
  * The nemesis must bite: leases are lost and every kind of event happened. The summary line is
  * {@code RELIABILITY acquisitions=N overlaps=0 fencing_regressions=0 lost_leases=N leaked_objects=0
  * late_lost_callbacks=0 nemesis=partition:N,slow:N,drift:N,pause:N,close:N}.
@@ -82,6 +97,13 @@ class NemesisReliabilityTest extends EmulatorTestBase {
     private static final Duration OP_TIMEOUT = Duration.ofMillis(250);
     private static final double MAX_RATE = 1.2;
     private static final String[] NAMES = {"alpha", "beta", "gamma", "delta", "epsilon", "zeta"};
+    /** Names used only by the low-drift processes, with TTLs of their own and renewals to other TTLs. */
+    private static final String[] MIXED_NAMES = {"eta", "theta"};
+    private static final String MIXED_NAMES_NOTE = "eta, theta";
+    private static final Duration[] MIXED_TTLS = {Duration.ofMillis(800), NEMESIS_TTL, Duration.ofMillis(3000)};
+    /** Lock objects nobody acquires, for list() load: more than the observed-time record (4,096) holds. */
+    private static final int FILLERS = 4200;
+    private static final int LOW_DRIFT_FROM = 3;
     private static final int PROCESSES = 5;
     private static final int THREADS_EACH = 3;
     /** The least nemesis time of a run, so that every kind of event happens several times. */
@@ -93,6 +115,16 @@ class NemesisReliabilityTest extends EmulatorTestBase {
     private final AtomicInteger drifts = new AtomicInteger();
     private final AtomicInteger pauses = new AtomicInteger();
     private final AtomicInteger closes = new AtomicInteger();
+    private final AtomicInteger slowSubsets = new AtomicInteger();
+    private final AtomicInteger renewals = new AtomicInteger();
+    private final AtomicInteger renewalsToOtherTtls = new AtomicInteger();
+    private final AtomicInteger failedRenewals = new AtomicInteger();
+    private final AtomicInteger ownTtlAcquisitions = new AtomicInteger();
+    private final AtomicInteger inspections = new AtomicInteger();
+    private final AtomicInteger interruptedReleases = new AtomicInteger();
+    private final AtomicInteger slowLostListeners = new AtomicInteger();
+    /** Violations of the invariants this test checks itself (event order, renewals, interrupt flags). */
+    private final List<String> ownViolations = java.util.Collections.synchronizedList(new ArrayList<>());
     private final List<String> nemesisLog = java.util.Collections.synchronizedList(new ArrayList<>());
     private final long t0 = System.nanoTime();
     private volatile boolean stop;
@@ -119,8 +151,16 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             this.registry = newRegistry();
         }
 
+        volatile double rate = 1;
+
+        boolean lowDrift() {
+            return index >= LOW_DRIFT_FROM;
+        }
+
         GcsLockRegistry newRegistry() {
-            double rate = 1 + (rnd.nextDouble() * 2 - 1) * (MAX_RATE - 1);
+            double maxDrift = lowDrift() ? 0.019 : MAX_RATE - 1;
+            double rate = 1 + (rnd.nextDouble() * 2 - 1) * maxDrift;
+            this.rate = rate;
             if (Math.abs(rate - 1) >= 0.02) {
                 drifts.incrementAndGet();
             }
@@ -137,6 +177,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             return b.ttl(NEMESIS_TTL).refreshInterval(refresh).safetyMargin(MARGIN)
                     .writeRateWindow(Duration.ofMillis(20)).backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2.0)
                     .ticker(drifting(rate)).refresherThreads(threads).identity(identity)
+                    .listener(new EventOrderChecker(identity, new Random(rnd.nextLong())))
                     .verifyBucket(false).build();
         }
 
@@ -161,6 +202,80 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         }
     }
 
+    /**
+     * Checks, per registry and lock name, that events come one at a time and in order across leases (rule 20):
+     * no {@code acquired} while an earlier lease of the name has not been {@code released}, and no event of a
+     * lease after its {@code released}. Its {@code lost} callback is slow now and then (up to 60 ms), as an
+     * alert sent over a network is, so that the next lease's {@code acquired} would overlap it.
+     */
+    private final class EventOrderChecker implements LockEventListener {
+        private final String registry;
+        private final Random rnd;
+        private final Map<String, Lease> current = new ConcurrentHashMap<>();
+        private final Map<String, AtomicInteger> inFlight = new ConcurrentHashMap<>();
+        private final Set<Lease> ended = ConcurrentHashMap.newKeySet();
+
+        EventOrderChecker(String registry, Random rnd) {
+            this.registry = registry;
+            this.rnd = rnd;
+        }
+
+        private void event(String what, Lease lease, Runnable body) {
+            AtomicInteger n = inFlight.computeIfAbsent(lease.name(), k -> new AtomicInteger());
+            if (n.incrementAndGet() > 1) {
+                ownViolations.add("event order: " + registry + " '" + lease.name() + "': " + what + " of token "
+                        + lease.fencingToken() + " ran while another event of the lock was running");
+            }
+            try {
+                if (ended.contains(lease)) {
+                    ownViolations.add("event order: " + registry + " '" + lease.name() + "': " + what + " of token "
+                            + lease.fencingToken() + " after its released");
+                }
+                body.run();
+            } finally {
+                n.decrementAndGet();
+            }
+        }
+
+        @Override
+        public void acquired(Lease lease) {
+            event("acquired", lease, () -> {
+                Lease before = current.put(lease.name(), lease);
+                if (before != null && before != lease) {
+                    ownViolations.add("event order: " + registry + " '" + lease.name() + "': acquired token "
+                            + lease.fencingToken() + " before released of token " + before.fencingToken());
+                }
+            });
+        }
+
+        @Override
+        public void refreshed(Lease lease) {
+            event("refreshed", lease, () -> { });
+        }
+
+        @Override
+        public void lost(Lease lease, LockLostException reason) {
+            event("lost", lease, () -> {
+                int ms;
+                synchronized (rnd) {
+                    ms = rnd.nextInt(3) == 0 ? 10 + rnd.nextInt(50) : 0;
+                }
+                if (ms > 0) {
+                    slowLostListeners.incrementAndGet();
+                    sleep(ms);
+                }
+            });
+        }
+
+        @Override
+        public void released(Lease lease) {
+            event("released", lease, () -> {
+                current.remove(lease.name(), lease);
+                ended.add(lease);
+            });
+        }
+    }
+
     /** A monotonic clock that runs at {@code rate} × real time. */
     private static java.util.function.LongSupplier drifting(double rate) {
         long base = System.nanoTime();
@@ -177,7 +292,8 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         long seed = run.seed;
         int target = run.target;
         Random random = run.random;
-        run.injectEmulatorFaults(gcs, 0.02);
+        createFillers();
+        run.injectEmulatorFaults(gcs, 0.02, Duration.ofMillis(5), Duration.ofMillis(20));
         List<Process> processes = new ArrayList<>();
         for (int i = 0; i < PROCESSES; i++) {
             processes.add(new Process(i, random.nextLong()));
@@ -193,6 +309,8 @@ class NemesisReliabilityTest extends EmulatorTestBase {
                 workers.add(pool.submit(() -> work(p, new Random(workerSeed), checker)));
             }
         }
+        long inspectorSeed = random.nextLong();
+        workers.add(pool.submit(() -> inspect(processes, new Random(inspectorSeed))));
         long nemesisSeed = random.nextLong();
         AtomicLong nemesisEnd = new AtomicLong(Long.MAX_VALUE);
         long minEnd = System.nanoTime() + MIN_NEMESIS.toNanos();
@@ -232,16 +350,25 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         Thread.sleep(NEMESIS_TTL.plusMillis(300).toMillis());
         Storage clean = gcs.storage();
         for (Blob b : clean.list(BUCKET).iterateAll()) {
+            if (b.getName().startsWith("gcslock/filler-")) {
+                continue; // nobody's lock: list() load
+            }
             history.leftover(b.getName(), "generation " + b.getGeneration() + ", metageneration " + b.getMetageneration()
                     + ", metadata " + b.getMetadata() + ", updated " + b.getUpdateTimeOffsetDateTime());
         }
 
-        List<String> violations = history.violations();
+        List<String> violations = new ArrayList<>(history.violations());
+        violations.addAll(ownViolations);
         long fencing = history.fencingRegressions() + history.rejectedWrites();
         System.out.printf("RELIABILITY acquisitions=%d overlaps=%d fencing_regressions=%d lost_leases=%d leaked_objects=%d "
-                        + "late_lost_callbacks=%d nemesis=partition:%d,slow:%d,drift:%d,pause:%d,close:%d%n",
+                        + "late_lost_callbacks=%d event_order_violations=%d renew_violations=%d interrupt_flag_violations=%d "
+                        + "nemesis=partition:%d,slow:%d,drift:%d,pause:%d,close:%d,slow_subset:%d,renew:%d,renew_other_ttl:%d,"
+                        + "renew_failed:%d,own_ttl:%d,inspect:%d,interrupted_release:%d,slow_lost_listener:%d%n",
                 history.acquisitions(), history.overlaps(), fencing, history.lostLeases(), history.leakedObjects(),
-                history.lateLostCallbacks(), partitions.get(), slows.get(), drifts.get(), pauses.get(), closes.get());
+                history.lateLostCallbacks(), count(violations, "event order"), count(violations, "renew"),
+                count(violations, "interrupt"), partitions.get(), slows.get(), drifts.get(), pauses.get(), closes.get(),
+                slowSubsets.get(), renewals.get(), renewalsToOtherTtls.get(), failedRenewals.get(), ownTtlAcquisitions.get(),
+                inspections.get(), interruptedReleases.get(), slowLostListeners.get());
         System.out.printf("RELIABILITY-DETAIL seed=%d violations=%d healthy_after_close=%d reacquired_during_hold_at_least=%d "
                         + "never_ended=%d faults_injected=%d%n", seed, violations.size(), count(violations, "healthy after"),
                 count(violations, "re-acquired"), count(violations, "never ended"), gcs.faults().faultsInjected());
@@ -258,7 +385,8 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         // The nemesis must bite, whatever the engine does.
         assertThat(history.acquisitions()).isGreaterThanOrEqualTo(target);
         assertThat(history.lostLeases()).as("leases lost to the nemesis").isPositive();
-        assertThat(List.of(partitions.get(), slows.get(), drifts.get(), pauses.get(), closes.get()))
+        assertThat(List.of(partitions.get(), slows.get(), drifts.get(), pauses.get(), closes.get(), slowSubsets.get(),
+                renewals.get(), renewalsToOtherTtls.get(), ownTtlAcquisitions.get(), inspections.get(), interruptedReleases.get()))
                 .as("every kind of nemesis event happened").allMatch(n -> n > 0);
         assertThat(violations).as("violations (seed " + seed + ")").isEmpty();
     }
@@ -272,12 +400,23 @@ class NemesisReliabilityTest extends EmulatorTestBase {
         while (!stop) {
             GcsLockRegistry r = p.registry;
             p.awaitUnpaused();
-            String name = NAMES[rnd.nextInt(NAMES.length)];
+            boolean mixed = p.lowDrift() && rnd.nextInt(3) == 0;
+            String name = mixed ? MIXED_NAMES[rnd.nextInt(MIXED_NAMES.length)] : NAMES[rnd.nextInt(NAMES.length)];
+            Duration ownTtl = mixed && rnd.nextBoolean() ? MIXED_TTLS[rnd.nextInt(MIXED_TTLS.length)] : null;
             int how = rnd.nextInt(10);
             Lease lease;
             p.waiting.incrementAndGet();
             try {
-                if (how < 3) {
+                if (ownTtl != null) {
+                    Optional<Lease> l = how < 5 ? r.tryAcquire(name, ownTtl)
+                            : Optional.of(r.acquire(name, Duration.ofMillis(50 + rnd.nextInt(2000)), ownTtl));
+                    if (l.isEmpty()) {
+                        Thread.sleep(rnd.nextInt(10));
+                        continue;
+                    }
+                    ownTtlAcquisitions.incrementAndGet();
+                    lease = l.get();
+                } else if (how < 3) {
                     Optional<Lease> l = r.tryAcquire(name);
                     if (l.isEmpty()) {
                         Thread.sleep(rnd.nextInt(10));
@@ -306,7 +445,12 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             boolean longJob = rnd.nextInt(4) == 0;
             long longStepMs = rnd.nextInt(3) == 0 ? NEMESIS_TTL.toMillis() : 400;
             int steps = longJob ? 2 + rnd.nextInt(4) : 1 + rnd.nextInt(4);
-            boolean lost = RandomizedRun.fencedSteps(history, id, name, lease, steps, p::awaitUnpaused,
+            boolean lost = RandomizedRun.fencedSteps(history, id, name, lease, steps, () -> {
+                        p.awaitUnpaused();
+                        if (rnd.nextInt(4) == 0) {
+                            renew(r, lease, mixed, rnd, checker);
+                        }
+                    },
                     () -> longJob ? 100 + rnd.nextInt((int) longStepMs) : rnd.nextInt(30));
             p.holding.decrementAndGet();
             String outcome = !lost ? "released" : p.closed.contains(r) ? "closed" : "lost";
@@ -322,7 +466,19 @@ class NemesisReliabilityTest extends EmulatorTestBase {
                     long epoch = p.faultEpoch.get();
                     boolean reachable = !p.faults().isPartitioned();
                     long before = System.nanoTime();
-                    lease.release();
+                    boolean interrupt = rnd.nextInt(5) == 0; // a cancelled task's thread releases
+                    if (interrupt) {
+                        interruptedReleases.incrementAndGet();
+                        Thread.currentThread().interrupt();
+                    }
+                    try {
+                        lease.release();
+                    } finally {
+                        if (interrupt && !Thread.interrupted()) {
+                            ownViolations.add("interrupt flag: " + r.owner() + " released '" + name + "' on an interrupted "
+                                    + "thread and the flag was gone afterwards");
+                        }
+                    }
                     // A release that took an operation timeout met a timeout (GCS unreachable for it, or this
                     // machine stalled): the engine then leaves the object to its TTL, as documented. A quick one
                     // either deleted the object or saw it was not ours any more.
@@ -337,6 +493,71 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             history.ended(id, outcome);
         }
         return null;
+    }
+
+    /**
+     * A renewal at a step of the critical section, under whatever faults are on: to the same TTL, or on the
+     * mixed-TTL names to a longer or shorter one. If it returned, its TTL is in the object (while the object
+     * is still the lease's); if it threw, the lease goes on (the section's next health check says how).
+     */
+    private void renew(GcsLockRegistry r, Lease lease, boolean mixed, Random rnd, Storage checker) {
+        Duration ttl = mixed && rnd.nextBoolean() ? MIXED_TTLS[rnd.nextInt(MIXED_TTLS.length)] : null;
+        renewals.incrementAndGet();
+        if (ttl != null) {
+            renewalsToOtherTtls.incrementAndGet();
+        }
+        try {
+            r.renew(lease, ttl);
+        } catch (GcsLockException | IllegalStateException e) {
+            failedRenewals.incrementAndGet();
+            return; // not confirmed now, lost, or the registry closed
+        }
+        if (ttl == null) {
+            return;
+        }
+        try {
+            Blob b = stillOurs(lease, checker);
+            String stored = b == null ? null : b.getMetadata().get("gcslock-ttl");
+            // A later renewal of this lease is not possible meanwhile (this thread makes them); refreshes write the same TTL.
+            if (b != null && !Long.toString(ttl.toMillis()).equals(stored) && lease.isHealthy()) {
+                ownViolations.add("renew: " + r.owner() + " renewed '" + lease.name() + "' (token " + lease.fencingToken()
+                        + ") to " + ttl.toMillis() + " ms and returned, but the object says " + stored);
+            }
+        } catch (RuntimeException e) {
+            // the checker's read failed (emulator-wide faults): nothing to judge
+        }
+    }
+
+    /** list() and inspect() load between the workers' looks, from the processes' own registries. */
+    private Void inspect(List<Process> processes, Random rnd) throws InterruptedException {
+        while (!stop) {
+            Thread.sleep(150 + rnd.nextInt(400));
+            Process p = processes.get(rnd.nextInt(processes.size()));
+            try {
+                if (rnd.nextInt(3) == 0) {
+                    p.registry.list();
+                } else {
+                    p.registry.inspect(NAMES[rnd.nextInt(NAMES.length)]);
+                }
+                inspections.incrementAndGet();
+            } catch (RuntimeException e) {
+                // closed, partitioned, paused: inspection is not what is checked here
+            }
+        }
+        return null;
+    }
+
+    /** Lock objects nobody acquires, written before the faults start (their updated proves nothing stale). */
+    private void createFillers() throws InterruptedException {
+        ExecutorService pool = Executors.newFixedThreadPool(8);
+        Storage s = gcs.storage();
+        for (int i = 0; i < FILLERS; i++) {
+            String name = "gcslock/filler-" + i;
+            pool.execute(() -> s.create(com.google.cloud.storage.BlobInfo.newBuilder(BUCKET, name)
+                    .setMetadata(Map.of("gcslock-ttl", "3600000", "gcslock-owner", "nobody")).build(), new byte[0]));
+        }
+        pool.shutdown();
+        assertThat(pool.awaitTermination(2, TimeUnit.MINUTES)).as("fillers written").isTrue();
     }
 
     /**
@@ -387,7 +608,7 @@ class NemesisReliabilityTest extends EmulatorTestBase {
             if (rnd.nextInt(4) == 0) {
                 RandomizedRun.failureBurst(gcs, rnd);
             }
-            int kind = rnd.nextInt(5);
+            int kind = rnd.nextInt(6);
             Process p = pick(processes, rnd, kind == 1 ? q -> q.waiting.get() : q -> q.holding.get());
             if (p.busy()) {
                 continue;
@@ -421,6 +642,13 @@ class NemesisReliabilityTest extends EmulatorTestBase {
                     p.faults().slowReplies(n, Duration.ofMillis(ms));
                     slows.incrementAndGet();
                     log("%s: next %d replies %d ms late", p.registry.owner(), n, ms);
+                }
+                case 5 -> { // slow but in time: replies to one process held back for less than its operation timeout
+                    int n = 1 + rnd.nextInt(5);
+                    long ms = (long) (p.operationTimeout().toMillis() * (0.3 + rnd.nextDouble() * 0.5));
+                    p.faults().slowReplies(n, Duration.ofMillis(ms));
+                    slowSubsets.incrementAndGet();
+                    log("%s: next %d replies %d ms late (in time)", p.registry.owner(), n, ms);
                 }
                 case 3 -> { // the process freezes for longer than the TTL
                     long ms = (long) (ttlMs * (1.1 + rnd.nextDouble()));

@@ -37,8 +37,13 @@ final class RandomizedRun {
      * scaled down to 15 ms (the registries' write-rate window is 20 ms).
      */
     void injectEmulatorFaults(GcsEmulator gcs, double dropProbability) {
+        injectEmulatorFaults(gcs, dropProbability, Duration.ZERO, Duration.ofMillis(3));
+    }
+
+    /** As {@link #injectEmulatorFaults(GcsEmulator, double)}, with a base latency of every request in {@code [min, max]}. */
+    void injectEmulatorFaults(GcsEmulator gcs, double dropProbability, Duration minLatency, Duration maxLatency) {
         gcs.faults().seed(seed)
-                .latency(Duration.ZERO, Duration.ofMillis(3))
+                .latency(minLatency, maxLatency)
                 .dropReplies(dropProbability, Operation.INSERT, Operation.PATCH, Operation.DELETE, Operation.GET);
         gcs.writeRateLimit(Duration.ofMillis(15));
     }
