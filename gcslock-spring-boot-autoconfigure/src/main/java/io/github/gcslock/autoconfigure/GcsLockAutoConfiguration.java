@@ -10,6 +10,7 @@ import io.github.gcslock.spring.GcsLockedAcquireListener;
 import io.github.gcslock.spring.GcsLockedBeanPostProcessor;
 import io.github.gcslock.spring.GcsLockedInterceptor;
 import io.github.gcslock.spring.GcsLockedNameChecker;
+import io.github.gcslock.spring.GcsLockedWaits;
 import io.github.gcslock.spring.GcsReachability;
 import io.github.gcslock.spring.SpringEventLockListener;
 import org.springframework.aop.support.DefaultPointcutAdvisor;
@@ -92,6 +93,13 @@ public class GcsLockAutoConfiguration {
         return new GcsReachability();
     }
 
+    /** Ends the waits of {@code @GcsLocked} calls when the context closes, so shutdown is not held up by them. */
+    @Bean
+    @ConditionalOnMissingBean
+    GcsLockedWaits gcsLockedWaits() {
+        return new GcsLockedWaits();
+    }
+
     @Bean
     SpringEventLockListener gcsLockSpringEventListener(ApplicationEventPublisher publisher) {
         return new SpringEventLockListener(publisher);
@@ -109,7 +117,8 @@ public class GcsLockAutoConfiguration {
                                                                  BeanFactory beanFactory, ObjectProvider<ApplicationEventPublisher> events,
                                                                  ObjectProvider<GcsReachability> reachability,
                                                                  ObjectProvider<GcsLockedAcquireListener> acquireListeners,
-                                                                 ObjectProvider<GcsLockProperties> properties) {
+                                                                 ObjectProvider<GcsLockProperties> properties,
+                                                                 ObjectProvider<GcsLockedWaits> waits) {
         // gcslock.wait as GcsLockProperties bound it, read at the first call that needs it: a post-processor
         // that took the properties bean itself would create it before the other post-processors exist.
         // Checked here too for an application's own LockRegistry bean, where gcsLockRegistry() does not run.
@@ -121,6 +130,7 @@ public class GcsLockAutoConfiguration {
         GcsLockedInterceptor interceptor = new GcsLockedInterceptor(registry, environment, beanFactory,
                 event -> events.getObject().publishEvent(event), defaultWait, acquireListeners);
         interceptor.setReachability(reachability);
+        interceptor.setWaits(waits);
         DefaultPointcutAdvisor advisor = new DefaultPointcutAdvisor(
                 new AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor);
         advisor.setOrder(ADVISOR_ORDER);

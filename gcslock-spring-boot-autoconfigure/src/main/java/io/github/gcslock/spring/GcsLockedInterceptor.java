@@ -98,6 +98,11 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         policy.setReachability(reachability);
     }
 
+    /** The waits in progress, ended when the application context closes (see {@link GcsLockedWaits}). */
+    public void setWaits(ObjectProvider<GcsLockedWaits> waits) {
+        policy.setWaits(waits);
+    }
+
     @Override
     public Object invoke(MethodInvocation invocation) throws Throwable {
         Class<?> targetClass = invocation.getThis() != null ? AopUtils.getTargetClass(invocation.getThis()) : null;

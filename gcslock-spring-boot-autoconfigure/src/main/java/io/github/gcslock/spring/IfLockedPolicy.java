@@ -46,6 +46,8 @@ final class IfLockedPolicy {
     private final ObjectProvider<GcsLockedAcquireListener> acquireListeners;
     private final Set<Method> skippedOnce = ConcurrentHashMap.newKeySet();
     private volatile ObjectProvider<GcsReachability> reachability;
+    /** The waits in progress, which closing the context ends (null: none tracked). */
+    private volatile ObjectProvider<GcsLockedWaits> waits;
 
     /**
      * @param defaultWait      {@code gcslock.wait}: the wait of SKIP and FAIL methods without a {@code maxWait}
@@ -64,6 +66,10 @@ final class IfLockedPolicy {
         this.reachability = reachability;
     }
 
+    void setWaits(ObjectProvider<GcsLockedWaits> waits) {
+        this.waits = waits;
+    }
+
     /**
      * Takes the lock as the mode says; null when the call is skipped (held elsewhere, or GCS could not be asked
      * in SKIP mode), after logging and publishing that. Throws for FAIL, a WAIT that ran out, or an outage.
@@ -75,6 +81,11 @@ final class IfLockedPolicy {
         Lease lease;
         try {
             lease = acquireReporting(locks, name, spec, owner);
+        } catch (GcsLockedWaits.ClosedWhileWaiting e) {
+            // Shutdown, not a failure: one line, and the scheduler's thread is free at once.
+            log.info("@GcsLocked {} did not run: the application is shutting down, so it stopped waiting for lock '{}'",
+                    LockNameResolver.describe(spec.method()), name);
+            return null;
         } catch (GcsLockException e) {
             if (e instanceof GcsLockInterruptedException) {
                 throw e; // not an outage: the caller's thread is being stopped
@@ -97,12 +108,16 @@ final class IfLockedPolicy {
             return null;
         }
         if (lease == null) {
+            // Who holds it, from this registry's own leases (local state, no request): a job that skips because
+            // another thread of the same process holds the lock is a different finding from another instance.
+            String holder = locks.heldLeases().stream().anyMatch(l -> l.name().equals(name))
+                    ? "another thread or call of this process" : "another instance";
             if (skippedOnce.add(spec.method())) {
-                log.info("@GcsLocked {}: lock '{}' is held elsewhere, so this run is skipped (logged once per method; "
+                log.info("@GcsLocked {}: lock '{}' is held by {}, so this run is skipped (logged once per method; "
                         + "later skips at DEBUG, counted by the gcslock.acquire meter, outcome=skipped)",
-                        LockNameResolver.describe(spec.method()), name);
+                        LockNameResolver.describe(spec.method()), name, holder);
             } else {
-                log.debug("@GcsLocked {}: lock '{}' is held elsewhere, skipped", LockNameResolver.describe(spec.method()), name);
+                log.debug("@GcsLocked {}: lock '{}' is held by {}, skipped", LockNameResolver.describe(spec.method()), name, holder);
             }
             publishSkipped(name, spec.method());
             return null;
@@ -137,6 +152,9 @@ final class IfLockedPolicy {
             if (e.getCause() == null) {
                 outcome = spec.ifLocked() == IfLocked.WAIT ? "timeout" : "refused";
             }
+            throw e;
+        } catch (GcsLockedWaits.ClosedWhileWaiting e) {
+            outcome = "interrupted";
             throw e;
         } catch (InterruptedException e) {
             outcome = "interrupted";
@@ -185,8 +203,14 @@ final class IfLockedPolicy {
         return owner == null ? locks.tryAcquire(name) : locks.tryAcquire(name, null, owner);
     }
 
-    private static Lease acquire(LockRegistry locks, String name, Duration wait, LockOwner owner) throws InterruptedException {
-        return owner == null ? locks.acquire(name, wait) : locks.acquire(name, wait, null, owner);
+    /** A wait for the lock; one that closing the application context ends ({@link GcsLockedWaits}). */
+    private Lease acquire(LockRegistry locks, String name, Duration wait, LockOwner owner) throws InterruptedException {
+        ObjectProvider<GcsLockedWaits> provider = waits;
+        GcsLockedWaits tracked = provider != null ? provider.getIfAvailable() : null;
+        if (tracked == null || wait.isZero()) {
+            return owner == null ? locks.acquire(name, wait) : locks.acquire(name, wait, null, owner);
+        }
+        return tracked.await(() -> owner == null ? locks.acquire(name, wait) : locks.acquire(name, wait, null, owner));
     }
 
     /**

@@ -127,7 +127,7 @@ class OutageTest {
                 other.close();
             }
             assertThat(job.runs()).isZero();
-            assertThat(lines(output, "lock 'nightly' is held elsewhere, so this run is skipped")).isEqualTo(1);
+            assertThat(lines(output, "lock 'nightly' is held by another instance, so this run is skipped")).isEqualTo(1);
             assertThat(ctx.getBean(GcsLockHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
         });
     }
