@@ -176,11 +176,6 @@ final class LeaseKeeper implements AutoCloseable {
         return refreshers.getPoolSize();
     }
 
-    /** The most threads that sent refreshes at once so far. */
-    int peakThreadCount() {
-        return refreshers.peakThreads();
-    }
-
     /** GCS writes per second that the leases on a refresh schedule need: one PATCH per lease per interval. */
     double refreshRate() {
         return writeRateSum.get() / 1e6;

@@ -23,7 +23,6 @@ final class RefreshThreads extends ThreadPoolExecutor {
 
     /** Tasks handed to the pool and not yet finished (running or queued). */
     private final AtomicInteger inFlight = new AtomicInteger();
-    private final AtomicInteger peak = new AtomicInteger();
 
     RefreshThreads(int maxThreads, Duration keepAlive, ThreadFactory threads) {
         super(0, maxThreads, keepAlive.toNanos(), TimeUnit.NANOSECONDS, new DemandQueue(), threads);
@@ -46,18 +45,8 @@ final class RefreshThreads extends ThreadPoolExecutor {
     }
 
     @Override
-    protected void beforeExecute(Thread t, Runnable r) {
-        peak.accumulateAndGet(getPoolSize(), Math::max);
-    }
-
-    @Override
     protected void afterExecute(Runnable r, Throwable t) {
         inFlight.decrementAndGet();
-    }
-
-    /** The most threads this pool has had at once. */
-    int peakThreads() {
-        return peak.get();
     }
 
     private static final class DemandQueue extends LinkedBlockingQueue<Runnable> {

@@ -66,6 +66,14 @@ final class HeldScaleScenario {
 
     /** The configurations of a run: 1,000 and 10,000 leases at 50 ms (10,000 also at 50–150 ms), 100,000 in the full run. */
     static List<Config> configs(boolean quick) {
+        String only = System.getProperty("gcslock.benchmarks.heldScaleLeases");
+        if (only != null) { // e.g. -Dgcslock.benchmarks.heldScaleLeases=100000: that many at 50 ms, nothing else
+            List<Config> c = new ArrayList<>();
+            for (String n : only.split(",")) {
+                c.add(Config.defaults(Integer.parseInt(n.trim()), 50, 50, quick ? 2 : 7));
+            }
+            return c;
+        }
         // --quick: one interval for the schedule's phase, then two measured (~2 min per configuration); the full
         // run measures seven, so that the run outlasts a lease's deadline (TTL - safety margin = 240 s) and a
         // lease that is not refreshed in time shows up as lost.
