@@ -361,4 +361,76 @@ class EngineReview3Test extends EmulatorTestBase {
         assertThat(object("twice-interrupted")).as("the lock object after the release returned (%d interrupts, %d DELETEs sent)",
                 interrupts, gcs.faults().requestCount(Operation.DELETE)).isNull();
     }
+
+    /**
+     * Interleaving: lease 1 is lost and its {@code lost} listener is slow; the storage behind the endpoint restarts
+     * with its clock an hour behind (generations go down); the application releases lease 1 and another thread
+     * acquires the name (lease 2) while that listener still runs. {@code fencingTokenRegression(lease 2)} — an
+     * event of lease 2, "before acquired" — runs on the acquiring thread at once: during {@code lost 1} and before
+     * {@code released 1}, the overlap b6787f4 closed for {@code acquired}.
+     */
+    @Test
+    void aFencingRegressionOfTheNextLeaseComesAfterEveryEventOfTheLeaseBefore() throws Exception {
+        List<String> events = new CopyOnWriteArrayList<>();
+        CountDownLatch lostStarted = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        toOpen.add(letGo);
+        AtomicReference<Lease> first = new AtomicReference<>();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            private String which(Lease lease) {
+                return lease == first.get() ? "1" : "2";
+            }
+
+            @Override
+            public void acquired(Lease lease) {
+                events.add("acquired " + (first.get() == null ? "1" : which(lease)));
+            }
+
+            @Override
+            public void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+                events.add("fencingTokenRegression " + which(lease));
+            }
+
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                events.add("lost " + which(lease));
+                lostStarted.countDown();
+                try {
+                    letGo.await(10, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                events.add("lost-done " + which(lease));
+            }
+
+            @Override
+            public void released(Lease lease) {
+                events.add("released " + which(lease));
+            }
+        }));
+        first.set(r.tryAcquire("fenced").orElseThrow());
+        storage.delete(BlobId.of(BUCKET, "gcslock/fenced"));
+        assertThat(lostStarted.await(10, TimeUnit.SECONDS)).isTrue();
+
+        int port = gcs.port();
+        gcs.close();
+        gcs = io.github.gcslock.test.GcsEmulator.start(port); // same endpoint, fresh state
+        gcs.createBucket(BUCKET);
+        gcs.clockOffset(Duration.ofHours(-1)); // its generations are an hour's microseconds lower
+        first.get().release();
+
+        AtomicReference<Lease> second = new AtomicReference<>();
+        Thread acquirer = new Thread(() -> second.set(r.tryAcquire("fenced").orElseThrow()), "second-acquirer");
+        acquirer.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2")
+                || parkedIn(acquirer, LockEventDispatcher.class));
+        letGo.countDown();
+        acquirer.join(10_000);
+        second.get().release();
+        await().atMost(Duration.ofSeconds(5)).until(() -> events.contains("released 2"));
+        System.out.println("[review] fenced events: " + events);
+        assertThat(events).as("events of lock 'fenced', one at a time and in order across leases")
+                .containsExactly("acquired 1", "lost 1", "lost-done 1", "released 1", "fencingTokenRegression 2", "acquired 2",
+                        "released 2");
+    }
 }
