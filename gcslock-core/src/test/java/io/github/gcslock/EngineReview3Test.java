@@ -433,4 +433,34 @@ class EngineReview3Test extends EmulatorTestBase {
                 .containsExactly("acquired 1", "lost 1", "lost-done 1", "released 1", "fencingTokenRegression 2", "acquired 2",
                         "released 2");
     }
+
+    /**
+     * Interleaving: a cancelled task (interrupt flag set) extends its lease — renew(lease, ttl), as ShedLock's
+     * {@code extend} does — and GCS answers the PATCH 429 (a write within the object's write window). The client's
+     * retry backoff is interrupted at once. Does the renewal survive, and does the lease stay healthy after three such
+     * renewals while GCS is healthy? (The release path clears the flag for its guarded delete; renew does not.)
+     */
+    @Test
+    void renewalsOnAnInterruptedThreadAfterA429DoNotLoseAHealthyLease() {
+        GcsLockRegistry r = through("h", Duration.ofSeconds(30), Duration.ofSeconds(3), Duration.ofMillis(500),
+                new LockEventListener() { });
+        Lease lease = r.tryAcquire("interrupted-renew").orElseThrow();
+        List<String> outcomes = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            gcs.faults().failNext(1, 429, Operation.PATCH);
+            Thread.currentThread().interrupt();
+            try {
+                r.renew(lease, Duration.ofSeconds(20));
+                outcomes.add("returned");
+            } catch (RuntimeException e) {
+                outcomes.add(e.getClass().getSimpleName() + ": " + e.getMessage());
+            } finally {
+                outcomes.add("flag " + Thread.interrupted());
+            }
+        }
+        System.out.println("[review] interrupted renewals: " + outcomes);
+        assertThat(lease.isHealthy()).as("a lease renewed three times on an interrupted thread, GCS healthy but for one 429 "
+                + "each; renewals: %s; lease: %s", outcomes, lease).isTrue();
+        lease.release();
+    }
 }
