@@ -127,27 +127,35 @@ final class LeaseKeeper implements AutoCloseable {
      * interval and the shorter TTL's deadline).
      */
     boolean refreshNow(GcsLease lease, LeaseTiming next) {
-        LeaseTiming before = lease.target();
-        lease.retarget(next);
-        lease.newRefreshChain(); // a refresh running right now does not reschedule itself
-        lease.cancelRefresh();
-        boolean confirmed = false;
+        // One renewal at a time per lease, from its retarget to its last write: two renewals that both retargeted
+        // before either wrote would each send the *last* target, so renew(lease, 2 s) could return with another
+        // renewal's 30 s in the object. The I/O lock is reentrant: refresh() takes it again.
+        lease.io.lock();
         try {
-            Refresh done = refresh(lease);
-            if (done == Refresh.ADOPTED_EARLIER) {
-                // The object is alive but carries an earlier refresh's TTL: returning now would tell the caller its
-                // TTL is in force while others still judge the object by the old one. We know its metageneration now.
-                done = refresh(lease);
+            LeaseTiming before = lease.target();
+            lease.retarget(next);
+            lease.newRefreshChain(); // a refresh running right now does not reschedule itself
+            lease.cancelRefresh();
+            boolean confirmed = false;
+            try {
+                Refresh done = refresh(lease);
+                if (done == Refresh.ADOPTED_EARLIER) {
+                    // The object is alive but carries an earlier refresh's TTL: returning now would tell the caller its
+                    // TTL is in force while others still judge the object by the old one. We know its metageneration now.
+                    done = refresh(lease);
+                }
+                confirmed = done == Refresh.OWN;
+            } finally {
+                if (!confirmed) {
+                    lease.retargetBack(next, before);
+                }
+                scheduleRefresh(lease, engine.nanoTime() + lease.refreshInterval().toNanos());
+                rearmDeadline(lease); // a shorter TTL may have moved the deadline closer
             }
-            confirmed = done == Refresh.OWN;
+            return confirmed;
         } finally {
-            if (!confirmed) {
-                lease.retargetBack(next, before);
-            }
-            scheduleRefresh(lease, engine.nanoTime() + lease.refreshInterval().toNanos());
-            rearmDeadline(lease); // a shorter TTL may have moved the deadline closer
+            lease.io.unlock();
         }
-        return confirmed;
     }
 
     /** The timing with the shorter TTL: its calls must fit the tighter deadline (rule 15). */
@@ -356,6 +364,15 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     private void countFailure(GcsLease lease, Exception e) {
+        if (Thread.currentThread().isInterrupted()) {
+            // The caller's own interrupt broke the call (a cancelled task renewing: the client's retry backoff after
+            // a 429 or a 503 ends at once): that says nothing about GCS, so it does not count towards rule 10's
+            // consecutive failures — three such renewals lost a healthy lease. The deadline (rule 11) still bounds it.
+            log.debug("refresh of lock '{}' broken by an interrupt of the calling thread; not counted as a failure: {}",
+                    lease.name(), e.toString());
+            engine.listeners().refreshFailed(lease, e);
+            return;
+        }
         int failures = lease.refreshFailed();
         engine.listeners().refreshFailed(lease, e);
         if (failures >= maxFailures) {

@@ -147,7 +147,7 @@ final class LeaseRelease {
 
     /** The guarded delete of rule 12, on a thread whose interrupt flag is clear; true if it was interrupted meanwhile. */
     private boolean deleteOnReleaseUninterrupted(GcsLease lease) {
-        boolean interrupted = false;
+        Interrupts interrupts = new Interrupts();
         try {
             // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
             // deletes a newer holder's object.
@@ -162,17 +162,9 @@ final class LeaseRelease {
                 if (first.getCode() == 429) {
                     // GCS's write limit on one object (about one per second): our last write was under a
                     // second ago. Wait that second out once instead of letting the client retry every 50 ms.
-                    interrupted = sleepUninterruptibly(writeRateWindow);
+                    interrupts.seen |= sleepUninterruptibly(writeRateWindow);
                 }
-                try {
-                    deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()); // with the client's bounded retries
-                } catch (StorageException broken) {
-                    if (!Thread.interrupted()) {
-                        throw broken;
-                    }
-                    interrupted = true; // an interrupt during the call broke it: once more, with the flag clear
-                    deleted = store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
-                }
+                deleted = interrupts.resend(() -> store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()));
             }
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
             if (deleted) {
@@ -181,7 +173,7 @@ final class LeaseRelease {
         } catch (StorageException e) {
             if (e.getCode() == 412) {
                 try {
-                    deleteIfStillOurs(lease);
+                    deleteIfStillOurs(lease, interrupts);
                 } catch (RuntimeException again) {
                     log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
                             + "passes, or until this process asks for the lock again", lease.name(), again.getMessage(), ttl);
@@ -194,23 +186,55 @@ final class LeaseRelease {
             log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
                     lease.name(), ttl, e);
         }
-        return interrupted;
+        return interrupts.seen;
     }
+
+    /**
+     * The calls of one release and the interrupts that broke them. An interrupt during a call of the retrying
+     * client (its backoff before a retry) breaks the call with the outcome unknown; the call is sent again with
+     * the flag clear, up to {@link #RESENDS_AFTER_INTERRUPTS} times per release (each send bounded by the
+     * operation timeout, rule 15): a cancel and an executor's shutdownNow are two interrupts, and the 412 path's
+     * read and guarded delete are calls too. Rule 12 whatever the flag says; bounded whatever the interrupts.
+     */
+    private static final class Interrupts {
+        boolean seen;
+        int resends;
+
+        <T> T resend(java.util.function.Supplier<T> call) {
+            while (true) {
+                try {
+                    return call.get();
+                } catch (StorageException broken) {
+                    boolean interrupted = Thread.interrupted();
+                    seen |= interrupted; // given back to the thread after the release
+                    if (!interrupted || resends >= RESENDS_AFTER_INTERRUPTS) {
+                        throw broken;
+                    }
+                    resends++; // an interrupt during the call broke it: once more, with the flag clear
+                }
+            }
+        }
+    }
+
+    /** How many times one release sends a call again after an interrupt broke it (see {@link Interrupts}). */
+    static final int RESENDS_AFTER_INTERRUPTS = 5;
 
     /**
      * After a release's DELETE met 412: either someone else holds the name now, or a write of ours
      * committed unseen (a refresh whose reply was lost or came after the timeout) and moved the
      * metageneration. Read once; if the object is still this lease's (same generation, our owner and
      * lease id), delete it guarded by what we read, so a lease never ends leaving its object behind.
+     * Both calls are sent again after an interrupt broke them, as the first DELETE is.
      */
-    private void deleteIfStillOurs(GcsLease lease) {
-        Blob current = store.read(BlobId.of(lease.blobId().getBucket(), lease.blobId().getName()));
+    private void deleteIfStillOurs(GcsLease lease, Interrupts interrupts) {
+        BlobId id = BlobId.of(lease.blobId().getBucket(), lease.blobId().getName());
+        Blob current = interrupts.resend(() -> store.read(id));
         if (current == null || current.getGeneration() != lease.fencingToken() || !me.isOurs(current, lease.leaseId())) {
             log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
             return;
         }
         // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
-        store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration());
+        interrupts.resend(() -> store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration()));
         log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
     }
 

@@ -16,9 +16,11 @@ import java.util.function.LongSupplier;
  * from the others nor fails the engine's work. An {@link Error} thrown by an {@link #acquired} listener
  * is let through: the caller hands back the lease it could not hand out (rule 20).
  *
- * <p>Threads (rule 20): the acquisition events run on the acquiring thread, before its call returns;
- * the refresh, loss and release events go through the {@link LockEventDispatcher}, in order per lock and
- * never on the refresher's or the deadline timer's threads.
+ * <p>Threads (rule 20): {@code acquireStarted} and {@code acquireFinished} run on the acquiring thread;
+ * the other acquisition events ({@code acquired}, {@code notAcquired}, {@code tookOver},
+ * {@code fencingTokenRegression}) run there too unless earlier events of the lock are still pending, in which
+ * case they are queued behind them; the refresh, loss and release events go through the
+ * {@link LockEventDispatcher}, in order per lock and never on the refresher's or the deadline timer's threads.
  */
 final class Listeners implements LockStore.RequestOutcomes {
 
@@ -62,29 +64,40 @@ final class Listeners implements LockStore.RequestOutcomes {
         if (holder == null) {
             return;
         }
-        for (LockEventListener l : all) {
-            safely(() -> l.notAcquired(name, holder));
-        }
+        events.runHereOrQueue(name, () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.notAcquired(name, holder));
+            }
+        });
     }
 
+    /** Among the lock's events (rule 20): on the acquiring thread, or queued behind a previous lease's events. */
     void tookOver(String name, LockInfo stale) {
-        for (LockEventListener l : all) {
-            safely(() -> l.tookOver(name, stale));
-        }
+        events.runHereOrQueue(name, () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.tookOver(name, stale));
+            }
+        });
     }
 
+    /** Among the lock's events, before the lease's "acquired" (rule 20), as {@link #acquired}. */
     void fencingTokenRegression(Lease lease, long highestSeenBefore) {
-        for (LockEventListener l : all) {
-            safely(() -> l.fencingTokenRegression(lease, highestSeenBefore));
-        }
+        events.runHereOrQueue(lease.name(), () -> {
+            for (LockEventListener l : all) {
+                safely(() -> l.fencingTokenRegression(lease, highestSeenBefore));
+            }
+        });
     }
 
     /**
-     * On the acquiring thread (an Error thrown there must reach the caller), yet first among the lease's
-     * events (rule 20): its refreshes, already scheduled, queue behind this.
+     * First among the lease's events (rule 20): its refreshes, already scheduled, queue behind this. On the
+     * acquiring thread when nothing of the lock is pending (an Error thrown there reaches the caller, who then
+     * does not hold the lock); when a previous lease's events are still pending or running (a slow "lost"
+     * listener), queued behind them on the listener threads — the acquiring thread never waits for listeners,
+     * and a failure there is logged like any listener's.
      */
     void acquired(Lease lease) {
-        events.runHereFirst(lease.name(), () -> {
+        events.runHereOrQueue(lease.name(), () -> {
             for (LockEventListener l : all) {
                 safely(() -> l.acquired(lease));
             }

@@ -97,17 +97,18 @@ final class LockEventDispatcher {
     }
 
     /**
-     * Runs {@code event} on the calling thread, as the next event of {@code lockName}: events of that lock
-     * raised while it runs (a new lease's first refreshes) wait for it and then run on this dispatcher's
-     * threads. For "acquired", whose listeners run on the acquiring thread (a failure there must reach the
-     * caller, who then does not hold the lock) and must come before the lease's other events. If events of
-     * the name raised earlier are still pending or running (a previous lease's slow "lost" listener, its
-     * "released"), the calling thread waits for them first: the events of one lock never overlap, across its
-     * leases too (rule 20). Called from inside one of the name's own events (a listener acquiring the name
-     * again), it runs at once: that thread cannot wait for itself.
+     * Runs {@code event} as the next event of {@code lockName}: on the calling thread, at once, when nothing of that
+     * lock is pending or running — events of the lock raised while it runs (a new lease's first refreshes) wait for
+     * it and then run on this dispatcher's threads, and a failure of any kind reaches the caller. Otherwise (a
+     * previous lease's slow "lost" listener still runs, its "released" is pending) the event is queued behind them
+     * and runs on this dispatcher's threads, and this returns at once: the events of one lock never overlap, across
+     * its leases too, and an acquiring thread never waits for listeners (rule 20). Called from inside one of the
+     * lock's own events (a listener acquiring the name again), it runs at once: that thread cannot wait for itself.
+     * For the acquisition events ("acquired", "notAcquired", "tookOver", "fencingTokenRegression").
+     *
+     * @return true if {@code event} ran on the calling thread, false if it was queued
      */
-    void runHereFirst(String lockName, Runnable event) {
-        Turn turn = null;
+    boolean runHereOrQueue(String lockName, Runnable event) {
         boolean claimed;
         synchronized (this) {
             ArrayDeque<Runnable> queue = pending.get(lockName);
@@ -117,13 +118,9 @@ final class LockEventDispatcher {
             } else if (running.get(lockName) == Thread.currentThread()) {
                 claimed = false; // nested in one of this lock's events
             } else {
-                turn = new Turn();
-                queue.add(turn); // the thread that drains reaches it after the earlier events and hands over
-                claimed = true;
+                queue.add(event); // whoever drains or holds this lock's queue now runs it after the earlier events
+                return false;
             }
-        }
-        if (turn != null) {
-            turn.awaitHandOver();
         }
         Thread previous = claimed ? running(lockName, Thread.currentThread()) : null;
         try {
@@ -143,6 +140,7 @@ final class LockEventDispatcher {
                 }
             }
         }
+        return true;
     }
 
     /** Marks {@code thread} as running an event of {@code lockName}; returns the mark it replaces. */
@@ -155,34 +153,6 @@ final class LockEventDispatcher {
             running.remove(lockName);
         } else {
             running.put(lockName, previous);
-        }
-    }
-
-    /**
-     * A place in a lock's queue kept for a thread that runs its event itself ({@link #runHereFirst}): the
-     * draining thread stops there and hands the lock's queue over to it.
-     */
-    private static final class Turn implements Runnable {
-        private final java.util.concurrent.CountDownLatch handedOver = new java.util.concurrent.CountDownLatch(1);
-
-        @Override
-        public void run() {
-            handedOver.countDown();
-        }
-
-        void awaitHandOver() {
-            boolean interrupted = false;
-            while (true) {
-                try {
-                    handedOver.await();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true; // the earlier events run on; the flag is given back after
-                }
-            }
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
         }
     }
 
@@ -210,10 +180,6 @@ final class LockEventDispatcher {
                 next = queue.poll();
                 if (next == null) {
                     pending.remove(lockName);
-                    return;
-                }
-                if (next instanceof Turn turn) {
-                    turn.run(); // the queue is the waiting thread's now (still pending): it drains on after its event
                     return;
                 }
                 previous = running.put(lockName, Thread.currentThread());

@@ -12,13 +12,16 @@ import java.time.Duration;
  * lease's refresh nor its LOST transition. {@link #released} runs on the releasing thread when that is
  * an application thread and nothing of the lock is still being reported, else on a listener thread.
  * The events of one lock are delivered one at a time, in the order they happened, across its leases
- * too: a thread that acquires the lock while a previous lease's events are still being delivered (a slow
- * {@link #lost} listener) waits for them before {@link #acquired} runs. A slow listener of one lock does
- * not delay the events of another.
+ * too: when a thread acquires the lock (or is refused it) while a previous lease's events are still being
+ * delivered (a slow {@link #lost} listener), its {@link #tookOver}, {@link #fencingTokenRegression},
+ * {@link #acquired} or {@link #notAcquired} are queued behind them and run on a listener thread, after the
+ * call returned; an acquiring thread never waits for listeners. A slow listener of one lock does not delay
+ * the events of another.
  *
  * <p>Exceptions thrown by a listener are logged and ignored, except an {@link Error} thrown by
- * {@link #acquired}: the lease is then released and the Error reaches the caller (a lease whose
- * hand-out failed is never left held).
+ * {@link #acquired} on the acquiring thread: the lease is then released and the Error reaches the caller
+ * (a lease whose hand-out failed is never left held). An {@code acquired} queued behind a previous
+ * lease's events runs after the call returned: an Error there is logged, and the lease stays held.
  */
 public interface LockEventListener {
 
@@ -57,7 +60,8 @@ public interface LockEventListener {
      * than {@code highestSeenBefore}, a generation it saw earlier for the same name. GCS documents
      * generations as unique, not as increasing, so this is possible in principle; a fenced resource that
      * refuses tokens below the last it accepted would refuse this holder's writes (safe, but worth an
-     * alert). Runs on the acquiring thread, before {@link #acquired}. Logged at WARN as well.
+     * alert). Runs before {@link #acquired}, on the acquiring thread unless queued behind a previous lease's
+     * events (see above). Logged at WARN as well.
      */
     default void fencingTokenRegression(Lease lease, long highestSeenBefore) {
     }

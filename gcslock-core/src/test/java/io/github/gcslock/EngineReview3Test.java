@@ -422,8 +422,9 @@ class EngineReview3Test extends EmulatorTestBase {
         AtomicReference<Lease> second = new AtomicReference<>();
         Thread acquirer = new Thread(() -> second.set(r.tryAcquire("fenced").orElseThrow()), "second-acquirer");
         acquirer.start();
+        // "acquired 2" ran, or the acquiring thread waits for lease 1's events, or it returned with its events queued
         await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2")
-                || parkedIn(acquirer, LockEventDispatcher.class));
+                || parkedIn(acquirer, LockEventDispatcher.class) || !acquirer.isAlive());
         letGo.countDown();
         acquirer.join(10_000);
         second.get().release();

@@ -67,8 +67,10 @@ class EventOrderAcrossLeasesTest extends EmulatorTestBase {
         AtomicReference<Lease> second = new AtomicReference<>();
         Thread acquirer = new Thread(() -> second.set(r.tryAcquire("ordered").orElseThrow()), "second-acquirer");
         acquirer.start();
-        // Either "acquired 2" ran (the old order), or the acquiring thread waits for lease 1's events.
-        await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2") || waitsInTheDispatcher(acquirer));
+        // Either "acquired 2" ran (the old order), or the acquiring thread waits for lease 1's events, or it returned
+        // with "acquired 2" queued behind them.
+        await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2") || waitsInTheDispatcher(acquirer)
+                || !acquirer.isAlive());
         letLostFinish.countDown();
         acquirer.join(10_000);
         second.get().release();
@@ -103,6 +105,7 @@ class EventOrderAcrossLeasesTest extends EmulatorTestBase {
                 events.add("lost");
                 lease.release();
                 retaken.set(self.get().tryAcquire("retaken").orElse(null));
+                events.add("lost-done");
                 done.countDown();
             }
         }));
@@ -111,7 +114,7 @@ class EventOrderAcrossLeasesTest extends EmulatorTestBase {
         storage.delete(BlobId.of(BUCKET, "gcslock/retaken"));
         assertThat(done.await(10, TimeUnit.SECONDS)).as("the lost listener finished").isTrue();
         assertThat(retaken.get()).isNotNull();
-        assertThat(events).startsWith("acquired", "lost", "acquired");
+        assertThat(events).startsWith("acquired", "lost", "acquired", "lost-done");
         retaken.get().release();
     }
 }
