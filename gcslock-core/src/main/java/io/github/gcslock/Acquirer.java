@@ -149,6 +149,13 @@ final class Acquirer {
         if (reentrant != null) {
             return reentrant;
         }
+        if (budget > 0 && owner != Thread.currentThread() && holds.ownedBy(slot, Thread.currentThread())) {
+            // Rule 17: an invocation asks to wait for a name that the calling thread itself holds. The thread
+            // cannot give its hold back while it waits here, so the wait could only end at its budget (or never).
+            throw new IllegalStateException("lock '" + name + "' is held by this thread (" + Thread.currentThread().getName()
+                    + "), so " + owner + " would wait for a hold that cannot end while it waits: an invocation is "
+                    + "not reentrant into its thread's hold; start it outside that hold, or use a plain call");
+        }
         listeners.acquireStarted(name, AcquireMode.WAIT);
         // The budget runs from the announcement of the wait: a wait that ends at its budget without a last look
         // (rule 16) lasts at least maxWait for whoever measures it from acquireStarted.

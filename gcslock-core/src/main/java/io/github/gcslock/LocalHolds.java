@@ -105,6 +105,11 @@ final class LocalHolds {
         return new ReentrantHold(lease);
     }
 
+    /** Whether {@code owner} ({@link LockOwner#key()}) holds {@code slot}'s name now. */
+    boolean ownedBy(LocalSlot slot, Object owner) {
+        return slot.owner == owner;
+    }
+
     /** The calling thread took {@code slot}'s permit to ask GCS for {@code owner} ({@link LockOwner#key()}). */
     void asking(LocalSlot slot, Object owner) {
         slot.asking = owner;

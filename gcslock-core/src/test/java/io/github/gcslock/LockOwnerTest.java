@@ -83,4 +83,17 @@ class LockOwnerTest extends EmulatorTestBase {
         got.release();
         assertThat(object("job")).isNull();
     }
+
+    @Test
+    void anInvocationThatWouldWaitForItsOwnThreadsHoldFailsAtOnceInsteadOfWaitingForItself() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(300)));
+        Lease held = r.tryAcquire("job").orElseThrow();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(3), null, LockOwner.newInvocation("async work")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("'job' is held by this thread");
+        assertThat(held.isHealthy()).isTrue();
+        held.release();
+        Lease next = r.acquire("job", Duration.ofSeconds(5), null, LockOwner.newInvocation("async work"));
+        next.release();
+        assertThat(object("job")).isNull();
+    }
 }

@@ -231,12 +231,12 @@ class OneHoldPerInvocationPropertyTest {
                     if (!call.runs.isEmpty()) {
                         blocking[caller] = call.runs.get(0);
                     }
-                    log.add("  -> " + (call.runs.isEmpty() ? "skipped" : "ran"));
+                    log.add("  -> " + (call.runs.isEmpty() ? "skipped" : "ran under " + call.runs.get(0).lease));
                 }
                 case FUTURE -> {
                     CompletableFuture<CompletableFuture<String>> returned = CompletableFuture.supplyAsync(() -> jobs.future(call.name, call), callers[caller]);
                     call.view = returned.join();
-                    log.add("  -> " + (call.runs.isEmpty() ? "skipped" : "ran"));
+                    log.add("  -> " + (call.runs.isEmpty() ? "skipped" : "ran under " + call.runs.get(0).lease));
                 }
                 case MONO, FLUX -> {
                     call.publisher = CompletableFuture.supplyAsync(() -> kind == Kind.MONO ? jobs.mono(call.name, call) : jobs.flux(call.name, call), callers[caller]).join();
@@ -264,7 +264,7 @@ class OneHoldPerInvocationPropertyTest {
                     .contextWrite(Context.of(Subscription.class, sub))
                     .subscribe(v -> { }, e -> sub.terminated = true, () -> sub.terminated = true), callers[caller]).join();
             settle(() -> sub.terminated || sub.run != null, "the subscription to " + call + " to run or be skipped");
-            log.add("  -> " + (sub.run != null ? "ran (" + sub.run + ")" : "skipped"));
+            log.add("  -> " + (sub.run != null ? "ran (" + sub.run + ") under " + sub.run.lease : "skipped"));
         }
 
         void end(int which, End how) {
@@ -304,7 +304,9 @@ class OneHoldPerInvocationPropertyTest {
                 }
             }
             // Every hold is released once its body ended (a hold kept would stop the next call for good).
-            settle(() -> run.lease != null && !run.lease.isHealthy(), "the hold of " + run + " to be released after it ended");
+            settle(() -> run.lease != null && !run.lease.isHealthy(), () -> "the hold of " + run + " (" + run.lease
+                    + ") to be released after it ended; steps:\n  " + String.join("\n  ", log));
+            log.add("  -> released " + run.lease);
         }
 
         void checkOneBodyPerName() {
@@ -317,9 +319,10 @@ class OneHoldPerInvocationPropertyTest {
             for (Run run : running()) {
                 end(run, End.VALUE);
             }
-            settle(() -> registryA.heldLeases().isEmpty() && registryB.heldLeases().isEmpty(), "every lease to be released");
+            settle(() -> registryA.heldLeases().isEmpty() && registryB.heldLeases().isEmpty(), () -> "every lease to be released; "
+                    + "held by A: " + registryA.heldLeases() + ", by B: " + registryB.heldLeases() + "; steps:\n  " + String.join("\n  ", log));
             // A lease leaves heldLeases() when its release begins; its DELETE (after a 429: one write window) follows.
-            settle(() -> objectsLeft().isEmpty(), "the lock objects of this sequence to be deleted: " + objectsLeft());
+            settle(() -> objectsLeft().isEmpty(), () -> "the lock objects of this sequence to be deleted: " + objectsLeft());
             checkOneBodyPerName();
         }
 
@@ -362,16 +365,20 @@ class OneHoldPerInvocationPropertyTest {
         }
 
         private static void settle(BooleanSupplier done, String what) {
+            settle(done, () -> what);
+        }
+
+        private static void settle(BooleanSupplier done, java.util.function.Supplier<String> what) {
             long deadline = System.nanoTime() + SETTLE.toNanos();
             while (!done.getAsBoolean()) {
                 if (System.nanoTime() - deadline > 0) {
-                    throw new AssertionError("waited " + SETTLE.toSeconds() + " s for " + what);
+                    throw new AssertionError("waited " + SETTLE.toSeconds() + " s for " + what.get());
                 }
                 try {
                     Thread.sleep(2);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new AssertionError("interrupted while waiting for " + what);
+                    throw new AssertionError("interrupted while waiting for " + what.get());
                 }
             }
         }
@@ -400,11 +407,12 @@ class OneHoldPerInvocationPropertyTest {
 
         Run enter(Lease lease, Subscription subscription) {
             Run run = new Run(this, runs.size() + 1, lease, subscription);
+            // Counted by the world first: the test thread goes on as soon as it sees the run published below.
+            world.enter(run);
             runs.add(run);
             if (subscription != null) {
                 subscription.run = run;
             }
-            world.enter(run);
             return run;
         }
 
