@@ -464,4 +464,54 @@ class EngineReview3Test extends EmulatorTestBase {
                 + "each; renewals: %s; lease: %s", outcomes, lease).isTrue();
         lease.release();
     }
+
+    /**
+     * Interleaving: renew racing the scheduled refresh. The scheduled refresh of an 8 s lease commits but its reply
+     * comes after the timeout; renew(lease, 2 s) meets 412, adopts it and writes once more (e6a3176) — and that second
+     * write commits with its reply late too, so renew throws. The object says 2 s. The holder is then cut off (HANG).
+     * Safety: its lease must be unhealthy before another process takes the lock over (~2 s after the write).
+     */
+    @Test
+    void aRenewalWhoseSecondWriteCommitsLateThenACrashNeverLeavesTwoHealthyLeases() throws Exception {
+        CountDownLatch refreshFailed = new CountDownLatch(1);
+        GcsLockRegistry r = through("h", Duration.ofSeconds(8), Duration.ofSeconds(1), Duration.ofMillis(300),
+                new LockEventListener() {
+                    @Override
+                    public void refreshFailed(Lease lease, Exception error) {
+                        refreshFailed.countDown();
+                    }
+                });
+        Lease lease = r.tryAcquire("renew-late-twice").orElseThrow();
+        gcs.faults().client("h").slowReplies(1, Duration.ofMillis(1500)); // the scheduled refresh
+        assertThat(refreshFailed.await(10, TimeUnit.SECONDS)).isTrue();
+        gcs.faults().beforeNext(Operation.PATCH, () -> { }); // renew's first PATCH: 412
+        gcs.faults().beforeNext(Operation.PATCH, () -> gcs.faults().client("h").slowReplies(1, Duration.ofMillis(1500)));
+        Object outcome;
+        try {
+            r.renew(lease, Duration.ofSeconds(2));
+            outcome = "returned";
+        } catch (RuntimeException e) {
+            outcome = e.getMessage();
+        }
+        long ttlInObject = storedTtlMillis("renew-late-twice");
+        gcs.faults().client("h").partition(ClientFaults.Partition.HANG);
+        long cut = System.nanoTime();
+
+        GcsLockRegistry other = registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(250)));
+        AtomicReference<Boolean> holderHealthyAtTakeover = new AtomicReference<>();
+        AtomicReference<Lease> taken = new AtomicReference<>();
+        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(20)).until(() -> {
+            Optional<Lease> l = other.tryAcquire("renew-late-twice");
+            if (l.isPresent()) {
+                holderHealthyAtTakeover.set(lease.isHealthy());
+                taken.set(l.get());
+            }
+            return l.isPresent();
+        });
+        System.out.println("[review] renew outcome: " + outcome + "; ttl in object " + ttlInObject + "; takeover "
+                + (System.nanoTime() - cut) / 1_000_000 + " ms after the cut; holder healthy then: " + holderHealthyAtTakeover.get());
+        assertThat(holderHealthyAtTakeover.get()).as("the cut-off holder's lease at the takeover (renew: %s, ttl %s)",
+                outcome, ttlInObject).isFalse();
+        taken.get().release();
+    }
 }
