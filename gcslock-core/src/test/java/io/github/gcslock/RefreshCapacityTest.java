@@ -35,6 +35,7 @@ class RefreshCapacityTest extends EmulatorTestBase {
     /** Confirmed refreshes per lock name. */
     private final Map<String, AtomicInteger> refreshed = new ConcurrentHashMap<>();
     private final Map<String, String> lost = new ConcurrentHashMap<>();
+    private final Map<String, CountDownLatch> released = new ConcurrentHashMap<>();
 
     private GcsLockRegistry registry(Duration ttl, Duration refresh, Duration operationTimeout) {
         return registry(ttl, refresh, operationTimeout, 3);
@@ -51,6 +52,11 @@ class RefreshCapacityTest extends EmulatorTestBase {
                     @Override
                     public void lost(Lease lease, LockLostException reason) {
                         lost.put(lease.name(), reason.getMessage());
+                    }
+
+                    @Override
+                    public void released(Lease lease) {
+                        released.computeIfAbsent(lease.name(), n -> new CountDownLatch(1)).countDown();
                     }
                 }));
     }
@@ -169,6 +175,51 @@ class RefreshCapacityTest extends EmulatorTestBase {
         assertThat(object("doomed")).as("a lost lease's release still deletes our own object").isNull();
         assertThat(fast.isHealthy()).isTrue();
         assertThat(lost).containsOnlyKeys("doomed");
+    }
+
+    /**
+     * The interleaving: every refresh PATCH of a lease hangs past its deadline, so the deadline timer declares it
+     * lost while one is in flight. Then the oldest held PATCH commits, and the one still in flight meets 412; its
+     * read finds our own earlier refresh in the object (rule 8). A LOST lease stays lost: that adoption must not
+     * confirm it nor report a refresh. Events of one lock arrive in order (rule 20), so once {@code released}
+     * has arrived, a wrongly reported {@code refreshed} would have arrived before it. (If the in-flight PATCH's
+     * client gives up before the test lets it through, the 412 is never read and the test proves less, never
+     * more.)
+     */
+    @Test
+    void aRefreshThatMeets412AfterItsLeaseWasLostDoesNotReviveItOrReportARefresh() throws Exception {
+        // TTL 6 s: deadline 4.8 s after the last confirmed write; each PATCH gives up after 2 s.
+        GcsLockRegistry r = registry(Duration.ofSeconds(6), Duration.ofMillis(300), Duration.ofSeconds(2), 19);
+        List<CountDownLatch> held = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean holding = new AtomicBoolean(true);
+        gcs.faults().beforeNext(Operation.PATCH, "gcslock/late", new Runnable() {
+            @Override
+            public void run() {
+                CountDownLatch mine = new CountDownLatch(1);
+                held.add(mine);
+                if (holding.get()) {
+                    gcs.faults().beforeNext(Operation.PATCH, "gcslock/late", this);
+                }
+                try {
+                    mine.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        Lease lease = r.tryAcquire("late").orElseThrow();
+        await().atMost(Duration.ofSeconds(20)).until(() -> lost.containsKey("late"));
+        holding.set(false);
+        held.get(0).countDown(); // the oldest held PATCH commits: our refresh id is in the object
+        await().atMost(Duration.ofSeconds(10)).until(() -> object("late").getMetageneration() == 2);
+        synchronized (held) {
+            held.forEach(CountDownLatch::countDown); // the rest meet 412, the one in flight among them
+        }
+        lease.release(); // waits for a refresh in flight; its events come before 'released'
+        assertThat(released.computeIfAbsent("late", n -> new CountDownLatch(1)).await(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(refreshes("late")).as("no refresh of the lost lease is reported").isZero();
+        assertThat(lease.isHealthy()).isFalse();
+        assertThat(object("late")).as("its release still deletes our own object").isNull();
     }
 
     /**
