@@ -34,7 +34,7 @@ class CloseAndInterruptedReleaseTest extends EmulatorTestBase {
         }, "waiter");
         waiter.start();
         // The create committed, its reply was lost, and the waiter sleeps before its next attempt.
-        await().atMost(Duration.ofSeconds(10)).until(() -> object("lost-create") != null && backingOff(waiter));
+        await().atMost(Duration.ofSeconds(30)).until(() -> object("lost-create") != null && backingOff(waiter));
 
         r.close();
         waiter.join(10_000);
