@@ -360,9 +360,15 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
     @Test
     void aSlowListenerDoesNotDelayTheRefreshesOfAnotherLease() {
         CountDownLatch alertSent = new CountDownLatch(1);
-        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+        List<String> lostListenerThreads = new CopyOnWriteArrayList<>();
+        // Refresh threads bounded at 2, so that two slow lost listeners on the refresh threads that raised their
+        // events would hold both (the pool otherwise grows with demand and hides where listeners run); and the
+        // threads the listener ran on are checked, because a LOST raised by the deadline timer or by a caller's
+        // isHealthy() would not hold a refresh thread at all.
+        GcsLockRegistry r = registry(b -> b.refresherThreads(2).listener(new LockEventListener() {
             @Override
             public void lost(Lease lease, LockLostException reason) {
+                lostListenerThreads.add(Thread.currentThread().getName());
                 try {
                     alertSent.await(10, TimeUnit.SECONDS); // an alert over a slow network
                 } catch (InterruptedException e) {
@@ -380,6 +386,9 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
             long before = object("b").getMetageneration();
             await().atMost(Duration.ofSeconds(3)).until(() -> object("b").getMetageneration() >= before + 3);
             assertThat(healthy.isHealthy()).as(healthy.lostReason().orElse("healthy")).isTrue();
+            await().atMost(Duration.ofSeconds(3)).until(() -> lostListenerThreads.size() == 2);
+            assertThat(lostListenerThreads).as("the threads the slow lost listener ran on (rule 20: listener threads only)")
+                    .allMatch(name -> name.startsWith("gcslock-events-"));
         } finally {
             alertSent.countDown();
         }
