@@ -38,12 +38,7 @@ final class InterruptTolerantStorage implements InvocationHandler {
     @Override
     public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
         if (method.getDeclaringClass() == Object.class) {
-            return switch (method.getName()) {
-                case "equals" -> proxy == args[0];
-                case "hashCode" -> System.identityHashCode(proxy);
-                case "toString" -> "InterruptTolerantStorage[" + delegate + "]";
-                default -> method.invoke(delegate, args);
-            };
+            return objectMethod(proxy, method, args, "InterruptTolerantStorage", delegate);
         }
         try {
             return method.invoke(delegate, args);
@@ -63,5 +58,20 @@ final class InterruptTolerantStorage implements InvocationHandler {
         StackTraceElement[] stack = npe.getStackTrace();
         return stack.length > 0 && stack[0].getClassName().equals(StorageException.class.getName())
                 && stack[0].getMethodName().equals("coalesce");
+    }
+
+    /**
+     * Answers an {@link Object} method called on a {@code Storage} proxy (this one, or {@code LockStore}'s
+     * reporting proxy): identity for {@code equals}/{@code hashCode}, {@code label[delegate]} for
+     * {@code toString}, anything else from the delegate.
+     */
+    static Object objectMethod(Object proxy, Method method, Object[] args, String label, Storage delegate)
+            throws ReflectiveOperationException {
+        return switch (method.getName()) {
+            case "equals" -> proxy == args[0];
+            case "hashCode" -> System.identityHashCode(proxy);
+            case "toString" -> label + "[" + delegate + "]";
+            default -> method.invoke(delegate, args);
+        };
     }
 }

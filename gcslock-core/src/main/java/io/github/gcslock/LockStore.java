@@ -291,12 +291,7 @@ final class LockStore {
         @Override
         public Object invoke(Object proxy, Method method, Object[] args) throws Throwable {
             if (method.getDeclaringClass() == Object.class) {
-                return switch (method.getName()) {
-                    case "equals" -> proxy == args[0];
-                    case "hashCode" -> System.identityHashCode(proxy);
-                    case "toString" -> "ReportingStorage[" + delegate + "]";
-                    default -> method.invoke(delegate, args);
-                };
+                return InterruptTolerantStorage.objectMethod(proxy, method, args, "ReportingStorage", delegate);
             }
             Object result;
             try {
