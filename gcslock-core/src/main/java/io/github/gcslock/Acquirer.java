@@ -8,7 +8,6 @@ import org.slf4j.LoggerFactory;
 import java.time.Duration;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -34,8 +33,12 @@ final class Acquirer {
     /** Counted down by close(): wakes every thread sleeping in the wait loop at once (rule 14). */
     private final CountDownLatch closing = new CountDownLatch(1);
 
+    /** Timed waits (real time, unless a test's runtime substitutes virtual time). */
+    private final EngineRuntime runtime;
+
     Acquirer(String prefix, LockStore store, EngineContext context, LocalHolds holds, AcquireAttempt attempts,
-             LeaseIssuer issuer, WaitPacing pacing) {
+             LeaseIssuer issuer, WaitPacing pacing, EngineRuntime runtime) {
+        this.runtime = runtime;
         this.prefix = prefix;
         this.store = store;
         this.context = context;
@@ -194,7 +197,7 @@ final class Acquirer {
             long left = budget - (nanoTime.getAsLong() - start);
             long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;
             if (untilDue > 0) {
-                boolean woken = closing.await(Math.min(untilDue, left), TimeUnit.NANOSECONDS);
+                boolean woken = runtime.await(closing, Math.min(untilDue, left));
                 if (woken) {
                     issuer.checkOpen(name); // close() woke us
                 }
@@ -205,7 +208,7 @@ final class Acquirer {
                 }
                 continue;
             }
-            if (!slot.permit.tryAcquire(Math.max(0, left), TimeUnit.NANOSECONDS)) {
+            if (!runtime.tryAcquire(slot.permit, Math.max(0, left))) {
                 throw new LockNotAcquiredException(name, maxWait, null, lastError);
             }
             boolean acquired = false;
@@ -256,7 +259,7 @@ final class Acquirer {
             // Rule 16: after a 429 the write window, after other errors the backoff.
             long delay = lastError != null ? pacing.afterError(lastError, n).toNanos() : pacing.backoff().delay(n).toNanos();
             n++;
-            if (closing.await(Math.min(remaining, delay), TimeUnit.NANOSECONDS)) {
+            if (runtime.await(closing, Math.min(remaining, delay))) {
                 issuer.checkOpen(name); // close() woke us: fail now, not after the backoff
             }
         }

@@ -64,21 +64,21 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         WaitPacing pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
         LongSupplier nanoTime = b.nanoTime;
         this.me = ProcessIdentity.create(b.identity, b.applicationName);
-        this.listeners = new Listeners(b.listeners, nanoTime);
+        this.listeners = new Listeners(b.listeners, nanoTime, b.runtime);
         store.reportOutcomesTo(listeners); // every request's outcome, from every path (requestAnswered/requestFailed)
         this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);
         FencingRecord fencing = new FencingRecord();
         this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.refresherThreads(),
-                new RefreshRateWarning(settings.refreshRateWarningShare(), bucket));
+                new RefreshRateWarning(settings.refreshRateWarningShare(), bucket), b.runtime);
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
         // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,
-                nanoTime, this::releasedCleanly);
+                nanoTime, this::releasedCleanly, b.runtime);
         // A release makes at most three bounded calls and one write-window wait: close() waits that long for one.
         Duration releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
         this.issuer = new LeaseIssuer(context, holds, keeper, release, inspector, fencing, releaseBound);
         this.attempts = new AcquireAttempt(bucket, me, b.clock, nanoTime, pacing, issuer);
-        this.acquirer = new Acquirer(prefix, store, context, holds, attempts, issuer, pacing);
+        this.acquirer = new Acquirer(prefix, store, context, holds, attempts, issuer, pacing, b.runtime);
     }
 
     private void releasedCleanly(String name, long sentNanos) {
@@ -432,6 +432,24 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             return this;
         }
 
+        /**
+         * Internal, for tests (not API): the engine's threads and timed waits come from {@code runtime} (a
+         * deterministic explorer's virtual time) instead of real threads and real time.
+         */
+        Builder runtime(EngineRuntime runtime) {
+            draft.runtime = Objects.requireNonNull(runtime, "runtime");
+            return this;
+        }
+
+        /**
+         * Internal, for tests (not API): the storage is used as given (an in-memory storage), not through a copy of
+         * its client with retries bounded by the operation timeout; it must bound and fail its calls itself.
+         */
+        Builder storageAsGiven() {
+            draft.storageAsGiven = true;
+            return this;
+        }
+
         /** The refresh interval as {@link #build()} would derive it (for tests of the default). */
         Duration effectiveRefreshInterval() {
             return draft.settings().effectiveRefreshInterval();
@@ -447,8 +465,10 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
             LockSettings settings = draft.settings().validated();
             // Anchors older than two TTLs are dropped: the monotonic clock drifts too, and a kept anchor's
             // error grows with its age (a contender with a fast clock would deem a live lock stale; rule 6).
-            LockStore store = LockStore.open(storage, settings.operationTimeout(), settings.bucket(), settings.prefix(),
-                    new GcsTimeEstimator(draft.nanoTime, settings.ttl().multipliedBy(2)), draft.nanoTime);
+            GcsTimeEstimator gcsTime = new GcsTimeEstimator(draft.nanoTime, settings.ttl().multipliedBy(2));
+            LockStore store = draft.storageAsGiven
+                    ? LockStore.openAsGiven(storage, settings.bucket(), settings.prefix(), gcsTime, draft.nanoTime)
+                    : LockStore.open(storage, settings.operationTimeout(), settings.bucket(), settings.prefix(), gcsTime, draft.nanoTime);
             if (draft.verifyBucket) {
                 BucketCheck.check(store);
             }

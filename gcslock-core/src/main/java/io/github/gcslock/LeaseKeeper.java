@@ -11,9 +11,11 @@ import java.time.Instant;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -60,15 +62,15 @@ final class LeaseKeeper implements AutoCloseable {
     private final Duration interval;
     private final int maxFailures;
     /** Starts refreshes and delayed releases when they are due; never does I/O itself. */
-    private final ScheduledThreadPoolExecutor timer;
+    private final ScheduledExecutorService timer;
     /** Sends refreshes and runs delayed releases: grows with the demand, up to {@code refresherThreads}. */
-    private final RefreshThreads refreshers;
+    private final ExecutorService refreshers;
     /**
      * Declares leases LOST at their deadline. Its own thread, which never does I/O nor waits for a lock
      * an I/O call holds: a refresh hanging for the whole operation timeout on every refresher thread
      * must not delay any lease's LOST transition past its deadline (rule 11).
      */
-    private final ScheduledThreadPoolExecutor deadlines;
+    private final ScheduledExecutorService deadlines;
     /** The writes per second each lease on a refresh schedule needs (in millionths), and their sum. */
     private final Map<GcsLease, Long> writeRates = new ConcurrentHashMap<>();
     private final AtomicLong writeRateSum = new AtomicLong();
@@ -80,15 +82,18 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     LeaseKeeper(Engine engine, Duration interval, int maxFailures, int maxThreads, RefreshRateWarning rateWarning) {
+        this(engine, interval, maxFailures, maxThreads, rateWarning, EngineRuntime.REAL);
+    }
+
+    LeaseKeeper(Engine engine, Duration interval, int maxFailures, int maxThreads, RefreshRateWarning rateWarning,
+                EngineRuntime runtime) {
         this.engine = engine;
         this.interval = interval;
         this.maxFailures = maxFailures;
         this.rateWarning = rateWarning;
-        this.timer = new ScheduledThreadPoolExecutor(1, daemon("gcslock-refresh-timer", null));
-        this.timer.setRemoveOnCancelPolicy(true);
-        this.refreshers = new RefreshThreads(maxThreads, IDLE_THREAD_KEEP_ALIVE, daemon("gcslock-refresh-", new AtomicInteger()));
-        this.deadlines = new ScheduledThreadPoolExecutor(1, daemon("gcslock-deadline", null));
-        this.deadlines.setRemoveOnCancelPolicy(true);
+        this.timer = runtime.timer(daemon("gcslock-refresh-timer", null));
+        this.refreshers = runtime.refreshThreads(maxThreads, IDLE_THREAD_KEEP_ALIVE, daemon("gcslock-refresh-", new AtomicInteger()));
+        this.deadlines = runtime.timer(daemon("gcslock-deadline", null));
     }
 
     private static ThreadFactory daemon(String name, AtomicInteger numbered) {
@@ -181,7 +186,7 @@ final class LeaseKeeper implements AutoCloseable {
 
     /** Threads that send refreshes now. */
     int threadCount() {
-        return refreshers.getPoolSize();
+        return refreshers instanceof ThreadPoolExecutor pool ? pool.getPoolSize() : 0;
     }
 
     /** GCS writes per second that the leases on a refresh schedule need: one PATCH per lease per interval. */

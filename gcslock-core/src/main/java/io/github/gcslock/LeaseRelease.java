@@ -8,7 +8,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.ObjLongConsumer;
@@ -35,9 +34,13 @@ final class LeaseRelease {
     private final LongSupplier nanoTime;
     /** Told the name and the DELETE's send time when a release deleted its object (rule 16: no leak of ours). */
     private final ObjLongConsumer<String> releasedCleanly;
+    /** The write-window wait (real time, unless a test's runtime substitutes virtual time). */
+    private final EngineRuntime runtime;
 
     LeaseRelease(LockStore store, LeaseKeeper keeper, LocalHolds holds, Listeners listeners, ProcessIdentity me,
-                 Duration writeRateWindow, Duration ttl, LongSupplier nanoTime, ObjLongConsumer<String> releasedCleanly) {
+                 Duration writeRateWindow, Duration ttl, LongSupplier nanoTime, ObjLongConsumer<String> releasedCleanly,
+                 EngineRuntime runtime) {
+        this.runtime = runtime;
         this.nanoTime = nanoTime;
         this.releasedCleanly = releasedCleanly;
         this.store = store;
@@ -241,10 +244,10 @@ final class LeaseRelease {
     /** Sleeps {@code d} whatever interrupts come; true if one came (the caller gives the flag back later). */
     private boolean sleepUninterruptibly(Duration d) {
         boolean interrupted = false;
-        long end = System.nanoTime() + d.toNanos(); // a real wait (GCS's write window), not the registry's ticker
-        for (long left = d.toNanos(); left > 0; left = end - System.nanoTime()) {
+        long end = runtime.nanoTime() + d.toNanos(); // a real wait (GCS's write window), not the registry's ticker
+        for (long left = d.toNanos(); left > 0; left = end - runtime.nanoTime()) {
             try {
-                TimeUnit.NANOSECONDS.sleep(left);
+                runtime.sleep(left);
             } catch (InterruptedException e) {
                 interrupted = true;
             }

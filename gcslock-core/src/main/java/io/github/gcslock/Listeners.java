@@ -28,12 +28,17 @@ final class Listeners implements LockStore.RequestOutcomes {
 
     private final List<LockEventListener> all = new CopyOnWriteArrayList<>();
     /** Runs callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
-    private final LockEventDispatcher events = new LockEventDispatcher();
+    private final LockEventDispatcher events;
     private final LongSupplier nanoTime;
 
     Listeners(Collection<LockEventListener> initial, LongSupplier nanoTime) {
+        this(initial, nanoTime, EngineRuntime.REAL);
+    }
+
+    Listeners(Collection<LockEventListener> initial, LongSupplier nanoTime, EngineRuntime runtime) {
         this.all.addAll(initial);
         this.nanoTime = nanoTime;
+        this.events = new LockEventDispatcher(runtime);
     }
 
     void add(LockEventListener listener) {

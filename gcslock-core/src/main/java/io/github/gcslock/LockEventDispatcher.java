@@ -6,10 +6,8 @@ import org.slf4j.LoggerFactory;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -34,20 +32,20 @@ final class LockEventDispatcher {
     /** Set on the refresher's and the deadline timer's threads: events raised there go to the pool. */
     private static final ThreadLocal<Boolean> ENGINE_THREAD = new ThreadLocal<>();
 
-    private final ThreadPoolExecutor pool;
+    private final ExecutorService pool;
     /** Lock name → events not yet run; present while a thread drains it. Guarded by {@code this}. */
     private final Map<String, ArrayDeque<Runnable>> pending = new HashMap<>();
     /** Lock name → the thread running one of its events now. Guarded by {@code this}. */
     private final Map<String, Thread> running = new HashMap<>();
 
-    LockEventDispatcher() {
+    LockEventDispatcher(EngineRuntime runtime) {
         AtomicInteger n = new AtomicInteger();
         ThreadFactory tf = r -> {
             Thread t = new Thread(r, "gcslock-events-" + n.incrementAndGet());
             t.setDaemon(true);
             return t;
         };
-        this.pool = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), tf);
+        this.pool = runtime.eventThreads(tf); // grows as needed; idle threads die after 10 s
     }
 
     /** Wraps the body of an engine thread (refresher, deadline timer) so events it raises go to the pool. */

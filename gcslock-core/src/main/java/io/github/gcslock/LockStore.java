@@ -66,10 +66,18 @@ final class LockStore {
     private final LockStore singleTry;
     private final Map<Duration, LockStore> tighter = new ConcurrentHashMap<>();
     private final OutcomeSink outcomes;
+    /** A storage used as given (tests' in-memory storage): its views share it, no client copy is made. */
+    private final boolean asGiven;
 
     /** {@code storage} and {@code singleTryStorage} are the bounded clients; both are wrapped to report outcomes here. */
     private LockStore(Storage storage, Storage singleTryStorage, String bucket, String prefix, GcsTimeEstimator gcsTime,
             LongSupplier nanoTime, OutcomeSink outcomes) {
+        this(storage, singleTryStorage, bucket, prefix, gcsTime, nanoTime, outcomes, false);
+    }
+
+    private LockStore(Storage storage, Storage singleTryStorage, String bucket, String prefix, GcsTimeEstimator gcsTime,
+            LongSupplier nanoTime, OutcomeSink outcomes, boolean asGiven) {
+        this.asGiven = asGiven;
         this.outcomes = outcomes;
         this.storage = (Storage) Proxy.newProxyInstance(Storage.class.getClassLoader(), new Class<?>[] {Storage.class},
                 new ReportingStorage(storage, singleTryStorage != null));
@@ -78,7 +86,16 @@ final class LockStore {
         this.gcsTime = gcsTime;
         this.nanoTime = nanoTime;
         this.singleTry = singleTryStorage == null ? this
-                : new LockStore(singleTryStorage, null, bucket, prefix, gcsTime, nanoTime, outcomes);
+                : new LockStore(singleTryStorage, null, bucket, prefix, gcsTime, nanoTime, outcomes, asGiven);
+    }
+
+    /**
+     * Internal, for tests: a store that sends every call to {@code given} as it is — no copy of its client, no
+     * retries of the client's own (the single-try view is the same storage), one bound for every call
+     * ({@link #boundedTo} returns this store): the storage (in memory) bounds and fails its calls itself.
+     */
+    static LockStore openAsGiven(Storage given, String bucket, String prefix, GcsTimeEstimator gcsTime, LongSupplier nanoTime) {
+        return new LockStore(given, given, bucket, prefix, gcsTime, nanoTime, new OutcomeSink(), true);
     }
 
     /**
@@ -112,6 +129,9 @@ final class LockStore {
      * deadline so that the next refresh can still run. Cached per timeout (few distinct values).
      */
     LockStore boundedTo(Duration timeout) {
+        if (asGiven) {
+            return this;
+        }
         return tighter.computeIfAbsent(timeout, t -> {
             Storage bounded = boundedStorage(storage, t);
             return new LockStore(bounded, withoutRetries(bounded), bucket, prefix, gcsTime, nanoTime, outcomes);

@@ -30,6 +30,13 @@ final class RegistryDraft {
     String identity;
     String applicationName;
     boolean verifyBucket = true;
+    /** Internal (tests): the engine's threads and timed waits; real ones unless an explorer substitutes its own. */
+    EngineRuntime runtime = EngineRuntime.REAL;
+    /**
+     * Internal (tests): use the given {@code Storage} as it is, without a copy of its client with bounded retries
+     * (an in-memory storage has no client options to copy; it bounds and fails its calls itself).
+     */
+    boolean storageAsGiven;
     final List<LockEventListener> listeners = new ArrayList<>();
 
     RegistryDraft(String bucket) {

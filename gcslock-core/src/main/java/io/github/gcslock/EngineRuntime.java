@@ -1,0 +1,83 @@
+package io.github.gcslock;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Internal seam, not API: where the engine gets its threads and how it waits for time to pass. {@link #REAL}
+ * (the only one outside tests) is real threads and real time. A test may substitute a deterministic runtime
+ * in virtual time (an explorer of the engine's interleavings) through {@code GcsLockRegistry.Builder#runtime}:
+ * then it, not the OS, decides when the refresh timer, the refresh threads, the deadline thread and the event
+ * threads run, and when a timed wait ends. The engine's behaviour is the same with either.
+ */
+interface EngineRuntime {
+
+    /** Real threads, real time: what the engine always did. */
+    EngineRuntime REAL = new EngineRuntime() {
+        @Override
+        public ScheduledExecutorService timer(ThreadFactory threads) {
+            ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, threads);
+            timer.setRemoveOnCancelPolicy(true);
+            return timer;
+        }
+
+        @Override
+        public ExecutorService refreshThreads(int maxThreads, Duration keepAlive, ThreadFactory threads) {
+            return new RefreshThreads(maxThreads, keepAlive, threads);
+        }
+
+        @Override
+        public ExecutorService eventThreads(ThreadFactory threads) {
+            return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), threads);
+        }
+
+        @Override
+        public boolean await(CountDownLatch latch, long nanos) throws InterruptedException {
+            return latch.await(nanos, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException {
+            return permit.tryAcquire(nanos, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public void sleep(long nanos) throws InterruptedException {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        }
+
+        @Override
+        public long nanoTime() {
+            return System.nanoTime();
+        }
+    };
+
+    /** A single-thread scheduler (the refresh timer, the deadline thread), whose cancelled tasks leave its queue. */
+    ScheduledExecutorService timer(ThreadFactory threads);
+
+    /** The refresh threads: a thread per task while every thread is busy, up to {@code maxThreads} ({@link RefreshThreads}). */
+    ExecutorService refreshThreads(int maxThreads, Duration keepAlive, ThreadFactory threads);
+
+    /** The listener threads of the event dispatcher: as many as the locks with events running. */
+    ExecutorService eventThreads(ThreadFactory threads);
+
+    /** Waits up to {@code nanos} for {@code latch}; true if it was counted down. */
+    boolean await(CountDownLatch latch, long nanos) throws InterruptedException;
+
+    /** Waits up to {@code nanos} for a permit of {@code permit}; true if this call took one. */
+    boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException;
+
+    /** Sleeps {@code nanos} (a real wait, such as GCS's write window; not the registry's ticker). */
+    void sleep(long nanos) throws InterruptedException;
+
+    /** The time {@link #sleep} counts in, in nanoseconds. */
+    long nanoTime();
+}
