@@ -66,7 +66,7 @@ final class Acquirer {
             return lease;
         } finally {
             if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                listeners.acquireFinished(name, outcome, start);
+                finished(name, outcome, start, lease.orElse(null));
             }
         }
     }
@@ -85,8 +85,24 @@ final class Acquirer {
             throw e;
         } finally {
             if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                listeners.acquireFinished(name, outcome, start);
+                finished(name, outcome, start, lease);
             }
+        }
+    }
+
+    /**
+     * Tells acquireFinished on the acquiring thread; when a listener throws an Error there after the lease was
+     * handed out, the call fails, so the lease is released first: a call that failed never leaves a lease held (rule 20).
+     */
+    private void finished(String name, AcquireOutcome outcome, long start, Lease handedOut) {
+        try {
+            listeners.acquireFinished(name, outcome, start);
+        } catch (Error e) {
+            if (handedOut != null) {
+                log.warn("lock '{}': a listener failed after the lock was handed out ({}); releasing it", name, e.toString());
+                handedOut.release();
+            }
+            throw e;
         }
     }
 

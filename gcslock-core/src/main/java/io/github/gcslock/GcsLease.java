@@ -371,7 +371,12 @@ final class GcsLease implements Lease {
         return true;
     }
 
-    /** A listener given to {@link #onLost}, told at most once. */
+    /** Whether {@code e} (a registry's lease issuer) handed out this lease: renew and releaseAfter take only their own. */
+    boolean issuedBy(Engine e) {
+        return engine == e;
+    }
+
+        /** A listener given to {@link #onLost}, told at most once. */
     private final class LostListener {
         private final LeaseLostListener listener;
         private final AtomicBoolean told = new AtomicBoolean();
@@ -388,6 +393,11 @@ final class GcsLease implements Lease {
                 listener.leaseLost(lease, ex);
             } catch (RuntimeException e) {
                 log.warn("lease-lost listener of lock '{}' threw; ignored", name, e);
+            } catch (Error e) {
+                // rule 20: one failing listener never hides the event from the others (the lease's other lost
+                // listeners and the registry's, told after these on the same listener thread)
+                log.warn("lease-lost listener of lock '{}' threw {}; the other listeners are told all the same", name, e.toString());
+                log.debug("the listener's error", e);
             }
         }
     }

@@ -156,11 +156,31 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * the lease keeps being refreshed until then. A nested (reentrant) hold is given back at once.
      * For "hold at least" semantics (ShedLock's lockAtLeastFor): until the delay ends no thread of this
      * process gets the name — the calling one included, so the next run of a job on a single-thread
-     * scheduler does not re-enter it — and other processes see it held.
+     * scheduler does not re-enter it — and other processes see it held. A delay too long for the scheduler's
+     * nanoseconds ({@code ChronoUnit.FOREVER}) holds until {@link #close()}.
+     *
+     * @throws IllegalArgumentException if {@code lease} is not one of this registry's, or {@code delay} is negative
      */
     @Override
     public void releaseAfter(Lease lease, Duration delay) {
+        ownLease(lease);
         release.releaseAfter(lease, delay);
+    }
+
+    /**
+     * The lease behind {@code lease} if this registry handed it out. A lease of another registry (another process's
+     * identity, refresher and holds) is refused before anything is done: renewed here it would be refreshed under
+     * this registry's identity and lost as "the object now belongs to" someone else, and a delayed release here
+     * would free another registry's hold.
+     *
+     * @throws IllegalArgumentException if {@code lease} is not one of this registry's
+     */
+    private GcsLease ownLease(Lease lease) {
+        GcsLease target = lease instanceof ReentrantHold hold ? hold.lease() : lease instanceof GcsLease g ? g : null;
+        if (target == null || !target.issuedBy(issuer)) {
+            throw new IllegalArgumentException("not a lease of this registry: " + lease);
+        }
+        return target;
     }
 
     /**
@@ -181,10 +201,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public void renew(Lease lease, Duration ttl) {
-        GcsLease target = lease instanceof ReentrantHold hold ? hold.lease() : lease instanceof GcsLease g ? g : null;
-        if (target == null) {
-            throw new IllegalArgumentException("not a lease of this registry: " + lease);
-        }
+        GcsLease target = ownLease(lease);
         lease.checkHealthy();
         issuer.checkOpen(target.name());
         LeaseTiming next = ttl == null ? target.target() : context.timingFor(target.name(), ttl);

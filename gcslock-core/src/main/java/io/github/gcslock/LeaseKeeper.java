@@ -175,7 +175,9 @@ final class LeaseKeeper implements AutoCloseable {
 
     /** Runs {@code task} after {@code delay} on a refresh thread (used for deferred releases). */
     void schedule(Runnable task, Duration delay) {
-        timer.schedule(() -> dispatch(task), delay.toNanos(), TimeUnit.NANOSECONDS);
+        // a delay beyond what nanoseconds can count (ChronoUnit.FOREVER, centuries) waits as long as a long can say
+        long nanos = delay.compareTo(Duration.ofNanos(Long.MAX_VALUE)) >= 0 ? Long.MAX_VALUE : delay.toNanos();
+        timer.schedule(() -> dispatch(task), nanos, TimeUnit.NANOSECONDS);
     }
 
     void stop(GcsLease lease) {

@@ -38,6 +38,10 @@ record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin
         if (ttl == null || ttl.isZero() || ttl.isNegative()) {
             throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' must be a positive duration, got " + ttl);
         }
+        if (ttl.compareTo(LockObject.MAX_TTL) > 0) {
+            throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' must be at most "
+                    + LockObject.MAX_TTL.toDays() + " days, got " + ttl);
+        }
         Duration refresh = defaultRefreshInterval(ttl);
         if (refresh.isZero()) {
             throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' (" + ttl

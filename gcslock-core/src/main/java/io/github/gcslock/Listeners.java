@@ -13,8 +13,9 @@ import java.util.function.LongSupplier;
 /**
  * The registry's {@link LockEventListener}s, told of one event per method, each listener safely: a
  * listener's RuntimeException is logged and ignored, so one failing listener neither hides the event
- * from the others nor fails the engine's work. An {@link Error} thrown by an {@link #acquired} listener
- * is let through: the caller hands back the lease it could not hand out (rule 20).
+ * from the others nor fails the engine's work. An {@link Error} is logged too and thrown once every
+ * listener has been told: on the acquiring thread the call fails and hands back the lease it could not
+ * hand out; on a listener thread the dispatcher logs it (rule 20).
  *
  * <p>Threads (rule 20): {@code acquireStarted} and {@code acquireFinished} run on the acquiring thread;
  * the other acquisition events ({@code acquired}, {@code notAcquired}, {@code tookOver},
@@ -48,9 +49,7 @@ final class Listeners implements LockStore.RequestOutcomes {
     // ---- on the acquiring thread
 
     void acquireStarted(String name, AcquireMode mode) {
-        for (LockEventListener l : all) {
-            safely(() -> l.acquireStarted(name, mode));
-        }
+        each(l -> l.acquireStarted(name, mode));
     }
 
     /** The call that started at {@code startNanos} (of the registry's ticker) ended with {@code outcome}. */
@@ -59,9 +58,7 @@ final class Listeners implements LockStore.RequestOutcomes {
             return;
         }
         Duration took = Duration.ofNanos(nanoTime.getAsLong() - startNanos);
-        for (LockEventListener l : all) {
-            safely(() -> l.acquireFinished(name, outcome, took));
-        }
+        each(l -> l.acquireFinished(name, outcome, took));
     }
 
     /** An attempt found {@code name} held by {@code holder}; nothing when the holder is unknown (null). */
@@ -70,27 +67,21 @@ final class Listeners implements LockStore.RequestOutcomes {
             return;
         }
         events.runHereOrQueue(name, () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.notAcquired(name, holder));
-            }
+            each(l -> l.notAcquired(name, holder));
         });
     }
 
     /** Among the lock's events (rule 20): on the acquiring thread, or queued behind a previous lease's events. */
     void tookOver(String name, LockInfo stale) {
         events.runHereOrQueue(name, () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.tookOver(name, stale));
-            }
+            each(l -> l.tookOver(name, stale));
         });
     }
 
     /** Among the lock's events, before the lease's "acquired" (rule 20), as {@link #acquired}. */
     void fencingTokenRegression(Lease lease, long highestSeenBefore) {
         events.runHereOrQueue(lease.name(), () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.fencingTokenRegression(lease, highestSeenBefore));
-            }
+            each(l -> l.fencingTokenRegression(lease, highestSeenBefore));
         });
     }
 
@@ -103,9 +94,7 @@ final class Listeners implements LockStore.RequestOutcomes {
      */
     void acquired(Lease lease) {
         events.runHereOrQueue(lease.name(), () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.acquired(lease));
-            }
+            each(l -> l.acquired(lease));
         });
     }
 
@@ -113,17 +102,13 @@ final class Listeners implements LockStore.RequestOutcomes {
 
     void refreshed(Lease lease) {
         events.dispatch(lease.name(), () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.refreshed(lease));
-            }
+            each(l -> l.refreshed(lease));
         });
     }
 
     void refreshFailed(Lease lease, Exception e) {
         events.dispatch(lease.name(), () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.refreshFailed(lease, e));
-            }
+            each(l -> l.refreshFailed(lease, e));
         });
     }
 
@@ -135,9 +120,7 @@ final class Listeners implements LockStore.RequestOutcomes {
     void lost(Lease lease, LockLostException reason, Runnable leaseListeners) {
         events.dispatch(lease.name(), () -> {
             leaseListeners.run();
-            for (LockEventListener l : all) {
-                safely(() -> l.lost(lease, reason));
-            }
+            each(l -> l.lost(lease, reason));
         });
     }
 
@@ -148,9 +131,7 @@ final class Listeners implements LockStore.RequestOutcomes {
      */
     Runnable releasedQueued(Lease lease) {
         return events.queueToRunHere(lease.name(), () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.released(lease));
-            }
+            each(l -> l.released(lease));
         });
     }
 
@@ -165,9 +146,7 @@ final class Listeners implements LockStore.RequestOutcomes {
             return;
         }
         events.dispatchOrRunHere(name == null ? NO_LOCK : name, () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.requestAnswered(name));
-            }
+            each(l -> l.requestAnswered(name));
         });
     }
 
@@ -177,9 +156,7 @@ final class Listeners implements LockStore.RequestOutcomes {
             return;
         }
         events.dispatchOrRunHere(name == null ? NO_LOCK : name, () -> {
-            for (LockEventListener l : all) {
-                safely(() -> l.requestFailed(name, error));
-            }
+            each(l -> l.requestFailed(name, error));
         });
     }
 
@@ -188,11 +165,31 @@ final class Listeners implements LockStore.RequestOutcomes {
         events.dispatch(name, event);
     }
 
-    private static void safely(Runnable r) {
-        try {
-            r.run();
-        } catch (RuntimeException e) {
-            log.warn("a LockEventListener threw; ignored", e);
+    /**
+     * Tells every listener, whatever another one threw (rule 20): a RuntimeException is logged and ignored; an
+     * {@link Error} is logged too and, once every listener has been told, the first one is thrown — to the thread
+     * that ran the event: the acquiring thread (whose call fails, its lease handed back) or a listener thread (which
+     * logs it). One failing listener never hides an event from the others.
+     */
+    private void each(java.util.function.Consumer<LockEventListener> call) {
+        Error first = null;
+        for (LockEventListener l : all) {
+            try {
+                call.accept(l);
+            } catch (RuntimeException e) {
+                log.warn("a LockEventListener threw; ignored", e);
+            } catch (Error e) {
+                log.warn("a LockEventListener threw {}; the other listeners are told all the same", e.toString());
+                log.debug("the listener's error", e);
+                if (first == null) {
+                    first = e;
+                } else if (first != e) {
+                    first.addSuppressed(e);
+                }
+            }
+        }
+        if (first != null) {
+            throw first;
         }
     }
 }

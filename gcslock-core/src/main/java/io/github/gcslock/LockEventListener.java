@@ -18,10 +18,12 @@ import java.time.Duration;
  * call returned; an acquiring thread never waits for listeners. A slow listener of one lock does not delay
  * the events of another.
  *
- * <p>Exceptions thrown by a listener are logged and ignored, except an {@link Error} thrown by
- * {@link #acquired} on the acquiring thread: the lease is then released and the Error reaches the caller
- * (a lease whose hand-out failed is never left held). An {@code acquired} queued behind a previous
- * lease's events runs after the call returned: an Error there is logged, and the lease stays held.
+ * <p>Every listener is told every event, whatever another listener threw. Exceptions thrown by a listener are
+ * logged and ignored, except an {@link Error} thrown on the acquiring thread ({@link #acquireStarted},
+ * {@link #acquireFinished}, and {@link #acquired} when it runs there): once every listener has been told, the
+ * Error reaches the caller, and a lease the call would have returned is released first (a call that failed
+ * never leaves a lease held). An {@code acquired} queued behind a previous lease's events runs after the call
+ * returned: an Error there is logged, and the lease stays held.
  */
 public interface LockEventListener {
 

@@ -31,6 +31,13 @@ final class LockObject {
 
     static final byte[] EMPTY = new byte[0];
 
+    /**
+     * The longest TTL a lock object may carry (DESIGN.md rule 19): 100 years. Longer TTLs are refused when set, and
+     * a longer one read from an object counts as this, so that no reader's time arithmetic (TTL in nanoseconds,
+     * twice the TTL as a drift window) overflows whatever another process wrote.
+     */
+    static final Duration MAX_TTL = Duration.ofDays(36_500);
+
     private LockObject() {
     }
 
@@ -76,7 +83,7 @@ final class LockObject {
         }
         try {
             long ms = Long.parseLong(v);
-            return ms > 0 ? Duration.ofMillis(ms) : fallback;
+            return ms <= 0 ? fallback : ms >= MAX_TTL.toMillis() ? MAX_TTL : Duration.ofMillis(ms);
         } catch (NumberFormatException e) {
             return fallback;
         }

@@ -80,6 +80,9 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
                     + " per object name, prefix and lock name together, so it leaves no room for a lock name");
         }
         positive("ttl", ttl);
+        if (ttl.compareTo(LockObject.MAX_TTL) > 0) {
+            throw new GcsLockConfigurationException("ttl", "ttl must be at most " + LockObject.MAX_TTL.toDays() + " days, got " + ttl);
+        }
         Duration refreshInterval = effectiveRefreshInterval();
         positive("refreshInterval", refreshInterval);
         positive("backoff.initial", backoffInitial);

@@ -1,0 +1,1054 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.Storage;
+import io.github.gcslock.test.ClientFaults;
+import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AfterTry;
+import net.jqwik.api.state.Action;
+import net.jqwik.api.state.ActionChain;
+import net.jqwik.api.state.Transformer;
+
+import java.time.Duration;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.EnumSet;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
+import java.util.stream.Collectors;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * A model-based explorer of the engine's public API (issue 29 part 1). jqwik drives random sequences of
+ * actions against three registries ("processes", each with its own emulator endpoint so that faults can hit
+ * one of them alone) sharing one bucket: every {@code tryAcquire}/{@code acquire} form (TTL, owner, nested,
+ * two caller threads and two invocations per process, waits in the background), {@code release},
+ * {@code releaseAfter} and {@code renew} (also of a lease handed to another registry, and with durations at
+ * the extremes), {@code inspect}/{@code list}/{@code forceRelease}, {@code close()} (twice, on an interrupted
+ * thread), interrupts of blocked calls and of releasing threads, listeners and {@code onLost} callbacks that
+ * are slow, block, or throw a RuntimeException or an Error in every callback of the API, faults (lost and
+ * slow replies, 5xx, 429, partitions) and time passing.
+ *
+ * <p>Checked on every step against a model of what the application holds: at most one healthy lease per name;
+ * every {@code lost} callback of a lease runs before another holder's acquire of its name returns; each lease's
+ * events reach a listener once and in order (acquired first, nothing after released, the events of one lease
+ * before the next lease's of the same name); no object of a lease is left once its {@code release()} returned
+ * (without faults on that process); no call outlives its bound; the interrupt flag comes back; bad input gets
+ * the documented exception and changes nothing in the object, and every process can read any object written;
+ * no lease is held that the application was not given (a call that failed leaves nothing held). At the end:
+ * {@code close()} of every registry leaves nothing in the bucket, and every lease was told {@code released}.
+ *
+ * <p>A failure prints jqwik's seed and the shrunk sequence; the next run replays the failing seed first
+ * (jqwik database), or paste it into {@code @Property(seed = "...")}. Tries: {@code jqwik.tries.default}
+ * (junit-platform.properties: small, for {@code verify}); a long run: {@code -Djqwik.tries.default=2000}.
+ * The action alphabet can be narrowed with {@code -Dgcslock.explorer.actions=ACQUIRE,RELEASE,...} (the names
+ * of {@link Kind}); sequences are {@code -Dgcslock.explorer.steps} long (default 14).
+ */
+class EngineExplorerPropertyTest {
+
+    static final GcsEmulator GCS = GcsEmulator.start();
+    static final AtomicInteger TRIES = new AtomicInteger();
+    static final int PROCS = 3;
+    static final List<String> NAMES = List.of("a", "b");
+    static final Duration TTL = Duration.ofSeconds(2);
+    static final Duration REFRESH = Duration.ofMillis(300);
+    static final Duration OP_TIMEOUT = Duration.ofMillis(600);
+    /** Liveness bound of any one call, generous for a loaded machine: a call that takes longer is a failure. */
+    static final long BOUND_MS = Long.getLong("gcslock.explorer.boundMs", 20_000);
+    static final int STEPS = Integer.getInteger("gcslock.explorer.steps", 14);
+    /** How long a "blocking" listener blocks. */
+    static final long BLOCK_MS = 700;
+    static final long SLOW_MS = 60;
+    /**
+     * Survey mode ({@code -Dgcslock.explorer.survey=true}): violations are printed (one line each, with the steps
+     * so far) instead of failing, so that one run lists every kind of defect its tries meet.
+     */
+    static final boolean SURVEY = Boolean.getBoolean("gcslock.explorer.survey");
+
+    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME }
+
+    static final Set<Kind> ALPHABET = EnumSet.copyOf(Arrays.stream(
+            System.getProperty("gcslock.explorer.actions", Arrays.stream(Kind.values()).map(Enum::name)
+                    .collect(Collectors.joining(","))).split(",")).map(String::trim).map(Kind::valueOf).toList());
+
+    private final List<World> worlds = new CopyOnWriteArrayList<>();
+
+    @Property
+    void theEnginesPromisesHoldWhateverTheApplicationAndTheNetworkDo(@ForAll("chains") ActionChain<World> chain) {
+        World world = chain.withInvariant("engine promises", World::check).run();
+        world.finish();
+    }
+
+    @AfterTry
+    void closeWorlds() {
+        worlds.forEach(World::dispose);
+        worlds.clear();
+    }
+
+    @Provide
+    Arbitrary<ActionChain<World>> chains() {
+        net.jqwik.api.state.ActionChainArbitrary<World> chain = ActionChain.startWith(() -> {
+            World w = new World(TRIES.incrementAndGet());
+            worlds.add(w);
+            return w;
+        });
+        Map<Kind, Action.Independent<World>> all = new HashMap<>();
+        all.put(Kind.ACQUIRE, acquireAction());
+        all.put(Kind.WAIT, waitAction());
+        all.put(Kind.RELEASE, releaseAction());
+        all.put(Kind.RELEASE_AFTER, releaseAfterAction());
+        all.put(Kind.RENEW, renewAction());
+        all.put(Kind.INSPECT, inspectAction());
+        all.put(Kind.CLOSE, closeAction());
+        all.put(Kind.INTERRUPT, interruptAction());
+        all.put(Kind.LISTENER, listenerAction());
+        all.put(Kind.FAULT, faultAction());
+        all.put(Kind.TIME, timeAction());
+        Map<Kind, Integer> weights = Map.of(Kind.ACQUIRE, 5, Kind.RELEASE, 4, Kind.WAIT, 2, Kind.TIME, 3, Kind.FAULT, 2,
+                Kind.LISTENER, 2);
+        for (Kind k : Kind.values()) {
+            if (ALPHABET.contains(k)) {
+                chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
+            }
+        }
+        return chain.withMaxTransformations(STEPS);
+    }
+
+    // ------------------------------------------------------------------ actions
+
+    enum Ttl {
+        DEFAULT(null), SHORT(Duration.ofMillis(1500)), LONG(Duration.ofSeconds(3)), ZERO(Duration.ZERO),
+        NEGATIVE(Duration.ofSeconds(-1)), FOREVER(ChronoUnit.FOREVER.getDuration()),
+        CENTURIES(ChronoUnit.CENTURIES.getDuration().multipliedBy(2)), DECADES(ChronoUnit.DECADES.getDuration().multipliedBy(8));
+        final Duration d;
+
+        Ttl(Duration d) {
+            this.d = d;
+        }
+
+        boolean bad() {
+            return this == ZERO || this == NEGATIVE || this == FOREVER || this == CENTURIES; // documented: at most 100 years
+        }
+    }
+
+    enum Delay {
+        ZERO(Duration.ZERO), NEGATIVE(Duration.ofMillis(-1)), SHORT(Duration.ofMillis(200)), TTL_AND_MORE(Duration.ofMillis(2500)),
+        FOREVER(ChronoUnit.FOREVER.getDuration()), CENTURIES(ChronoUnit.CENTURIES.getDuration().multipliedBy(5));
+        final Duration d;
+
+        Delay(Duration d) {
+            this.d = d;
+        }
+    }
+
+    /** Who a hold is for: one of the process's two caller threads, or one of its two invocations. */
+    enum Owner { THREAD, INVOCATION_0, INVOCATION_1 }
+
+    /** A transformer that logs its step in the world, so that a failure at the end lists the whole sequence. */
+    static Transformer<World> step(String description, java.util.function.Consumer<World> body) {
+        return Transformer.mutate(description, w -> {
+            w.steps.add(description);
+            body.accept(w);
+        });
+    }
+
+    static Action.Independent<World> acquireAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                Arbitraries.of(Ttl.DEFAULT, Ttl.DEFAULT, Ttl.SHORT, Ttl.LONG, Ttl.ZERO, Ttl.FOREVER, Ttl.CENTURIES, Ttl.DECADES),
+                Arbitraries.of(Owner.class), Arbitraries.integers().between(0, 1), Arbitraries.of(false, false, true))
+                .as((p, name, ttl, owner, thread, interrupted) -> step(
+                        "P" + p + " tryAcquire('" + name + "', ttl " + ttl + ", " + owner + ", thread " + thread
+                                + (interrupted ? ", interrupted" : "") + ")",
+                        w -> w.tryAcquire(p, name, ttl, owner, thread, interrupted)));
+    }
+
+    static Action.Independent<World> waitAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                Arbitraries.of(0L, 300L, 1500L, 4000L), Arbitraries.of(Ttl.DEFAULT, Ttl.SHORT, Ttl.LONG, Ttl.DECADES),
+                Arbitraries.of(Owner.class))
+                .as((p, name, waitMs, ttl, owner) -> step(
+                        "P" + p + " acquire('" + name + "', wait " + waitMs + " ms, ttl " + ttl + ", " + owner + ") in the background",
+                        w -> w.acquireInBackground(p, name, waitMs, ttl, owner)));
+    }
+
+    static Action.Independent<World> releaseAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.of(false, false, true))
+                .as((which, interrupted) -> step("release hold[" + which + "]" + (interrupted ? " on an interrupted thread" : ""),
+                        w -> w.release(which, interrupted)));
+    }
+
+    static Action.Independent<World> releaseAfterAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.of(Delay.class), Arbitraries.of(false, false, true))
+                .as((which, delay, wrong) -> step("releaseAfter(hold[" + which + "], " + delay + ")"
+                                + (wrong ? " on another process's registry" : ""),
+                        w -> w.releaseAfter(which, delay, wrong)));
+    }
+
+    static Action.Independent<World> renewAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.of(Ttl.class), Arbitraries.of(false, false, true))
+                .as((which, ttl, wrong) -> step("renew(hold[" + which + "], " + ttl + ")"
+                                + (wrong ? " on another process's registry" : ""),
+                        w -> w.renew(which, ttl, wrong)));
+    }
+
+    static Action.Independent<World> inspectAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                        Arbitraries.of("inspect", "list", "forceRelease"))
+                .as((p, name, what) -> step("P" + p + " " + what + " '" + name + "'", w -> w.inspect(p, name, what)));
+    }
+
+    static Action.Independent<World> closeAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(false, true),
+                        Arbitraries.of(false, true))
+                .as((p, twice, interrupted) -> step("P" + p + " close()" + (twice ? " twice at once" : "")
+                        + (interrupted ? " on an interrupted thread" : "") + ", then a new registry", w -> w.close(p, twice, interrupted)));
+    }
+
+    static Action.Independent<World> interruptAction() {
+        return () -> Arbitraries.integers().between(0, 5).map(which -> step("interrupt background call[" + which + "]",
+                w -> w.interrupt(which)));
+    }
+
+    enum Callback {
+        ACQUIRE_STARTED, ACQUIRE_FINISHED, ACQUIRED, FENCING, NOT_ACQUIRED, TOOK_OVER, REFRESHED, REFRESH_FAILED, LOST,
+        RELEASED, REQUEST_ANSWERED, REQUEST_FAILED, ON_LOST
+    }
+
+    enum Behaviour { NONE, SLOW, BLOCK, THROW_RUNTIME, THROW_ERROR }
+
+    static Action.Independent<World> listenerAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(Callback.class),
+                        Arbitraries.of(Behaviour.class))
+                .as((p, cb, how) -> step("P" + p + " listener " + cb + " -> " + how, w -> w.misbehave(p, cb, how)));
+    }
+
+    enum Fault { PARTITION_FAIL, PARTITION_HANG, HEAL, SLOW_REPLIES, FAIL_503, FAIL_429, DROP_CREATE_REPLY, DROP_PATCH_REPLY, DROP_DELETE_REPLY }
+
+    static Action.Independent<World> faultAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(Fault.class))
+                .as((p, f) -> step("P" + p + " fault " + f, w -> w.fault(p, f)));
+    }
+
+    static Action.Independent<World> timeAction() {
+        return () -> Arbitraries.of(100L, 600L, 2500L).map(ms -> step("time passes " + ms + " ms", w -> w.sleep(ms)));
+    }
+
+    // ------------------------------------------------------------------ the world
+
+    /** Thrown by a misbehaving listener: an Error an application's listener might throw (an assertion). */
+    static final class InjectedError extends Error {
+        InjectedError(String where) {
+            super("injected by the explorer in " + where);
+        }
+    }
+
+    static final class InjectedRuntime extends RuntimeException {
+        InjectedRuntime(String where) {
+            super("injected by the explorer in " + where);
+        }
+    }
+
+    /** What the application holds: one lease or nested hold as a call returned it. */
+    static final class Hold {
+        final int seq;
+        final Proc proc;
+        final GcsLockRegistry registry;
+        final Lease lease;
+        final String leaseId;
+        final long token;
+        volatile boolean releasing;
+        volatile boolean released;
+        volatile long lostAt;
+
+        Hold(int seq, Proc proc, GcsLockRegistry registry, Lease lease) {
+            this.seq = seq;
+            this.proc = proc;
+            this.registry = registry;
+            this.lease = lease;
+            this.leaseId = lease.leaseId();
+            this.token = lease.fencingToken();
+        }
+
+        @Override
+        public String toString() {
+            return "hold[" + seq + "] P" + proc.index + " '" + lease.name() + "' lease " + leaseId + " token " + token
+                    + (released ? " released" : releasing ? " releasing" : "") + (lostAt != 0 ? " lost-told" : "");
+        }
+    }
+
+    /** One process: a registry (a new one after each close()), its two caller threads and its listeners' behaviour. */
+    final class Proc {
+        final int index;
+        final World world;
+        final String client;
+        final ExecutorService[] threads = new ExecutorService[2];
+        final LockOwner[] invocations = {LockOwner.newInvocation("explorer-0"), LockOwner.newInvocation("explorer-1")};
+        final Map<Callback, Behaviour> behaviour = new ConcurrentHashMap<>();
+        /** Until when (nanoTime) a listener of this process was slow or blocked, per lock name: the same lock's later events wait. */
+        final Map<String, Long> slowUntil = new ConcurrentHashMap<>();
+        volatile GcsLockRegistry registry;
+        volatile Recorder recorder;
+        final List<Recorder> recorders = new CopyOnWriteArrayList<>();
+        final List<GcsLockRegistry> registries = new CopyOnWriteArrayList<>();
+        volatile boolean faulty;
+        /** Whether replies to this process were ever held back past its timeout: a create may then commit after its call gave up. */
+        volatile boolean everSlowReplies;
+
+        Proc(World world, int index) {
+            this.world = world;
+            this.index = index;
+            this.client = "explorer-p" + index;
+            for (int t = 0; t < 2; t++) {
+                String n = "w" + world.id + "-P" + index + "-caller-" + t;
+                threads[t] = Executors.newSingleThreadExecutor(r -> daemon(r, n));
+            }
+            start();
+        }
+
+        void start() {
+            recorder = new Recorder(this);
+            recorders.add(recorder);
+            GcsLockRegistry r = GcsLockRegistry.builder(GCS.storage(client), world.bucket)
+                    .identity("P" + index + "-" + registries.size())
+                    .ttl(TTL).refreshInterval(REFRESH).operationTimeout(OP_TIMEOUT)
+                    .writeRateWindow(Duration.ofMillis(20))
+                    .backoff(Duration.ofMillis(20), Duration.ofMillis(200), 2.0)
+                    .verifyBucket(false)
+                    .listener(new Misbehaving(this))
+                    .listener(recorder)
+                    .build();
+            registries.add(r);
+            registry = r;
+        }
+
+        void misbehave(Callback cb, String name) {
+            Behaviour b = behaviour.getOrDefault(cb, Behaviour.NONE);
+            switch (b) {
+                case NONE -> { }
+                case SLOW -> pause(name, SLOW_MS);
+                case BLOCK -> pause(name, BLOCK_MS);
+                case THROW_RUNTIME -> throw new InjectedRuntime("P" + index + " " + cb);
+                case THROW_ERROR -> throw new InjectedError("P" + index + " " + cb);
+            }
+        }
+
+        private void pause(String name, long ms) {
+            if (name != null) {
+                slowUntil.merge(name, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms + 200), Math::max);
+            }
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            if (name != null) {
+                slowUntil.merge(name, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200), Math::max);
+            }
+        }
+
+        boolean wasSlow(String name) {
+            Long until = slowUntil.get(name);
+            return until != null && System.nanoTime() - until < 0;
+        }
+    }
+
+    static Thread daemon(Runnable r, String name) {
+        Thread t = new Thread(r, name);
+        t.setDaemon(true);
+        return t;
+    }
+
+    /** The misbehaving listener, registered first: the recorder after it must be told all the same. */
+    static final class Misbehaving implements LockEventListener {
+        final EngineExplorerPropertyTest.Proc proc;
+
+        Misbehaving(EngineExplorerPropertyTest.Proc proc) {
+            this.proc = proc;
+        }
+
+        @Override public void acquireStarted(String name, AcquireMode mode) { proc.misbehave(Callback.ACQUIRE_STARTED, name); }
+        @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { proc.misbehave(Callback.ACQUIRE_FINISHED, name); }
+        @Override public void acquired(Lease lease) { proc.misbehave(Callback.ACQUIRED, lease.name()); }
+        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { proc.misbehave(Callback.FENCING, lease.name()); }
+        @Override public void notAcquired(String name, LockInfo holder) { proc.misbehave(Callback.NOT_ACQUIRED, name); }
+        @Override public void tookOver(String name, LockInfo staleHolder) { proc.misbehave(Callback.TOOK_OVER, name); }
+        @Override public void refreshed(Lease lease) { proc.misbehave(Callback.REFRESHED, lease.name()); }
+        @Override public void refreshFailed(Lease lease, Exception error) { proc.misbehave(Callback.REFRESH_FAILED, lease.name()); }
+        @Override public void lost(Lease lease, LockLostException reason) { proc.misbehave(Callback.LOST, lease.name()); }
+        @Override public void released(Lease lease) { proc.misbehave(Callback.RELEASED, lease.name()); }
+        @Override public void requestAnswered(String name) { proc.misbehave(Callback.REQUEST_ANSWERED, name); }
+        @Override public void requestFailed(String name, GcsLockException error) { proc.misbehave(Callback.REQUEST_FAILED, name); }
+    }
+
+    /** Records each lease's events as one registry's listener saw them, and what broke their promises. */
+    static final class Recorder implements LockEventListener {
+        final EngineExplorerPropertyTest.Proc proc;
+        /** Events per lease id, in arrival order. */
+        final Map<String, List<String>> events = new ConcurrentHashMap<>();
+        /** The lease of each name whose events came last. */
+        final Map<String, String> current = new ConcurrentHashMap<>();
+        final Map<String, Long> lostAt = new ConcurrentHashMap<>();
+
+        Recorder(EngineExplorerPropertyTest.Proc proc) {
+            this.proc = proc;
+        }
+
+        private synchronized void record(Lease lease, String event) {
+            List<String> seen = events.computeIfAbsent(lease.leaseId(), k -> new CopyOnWriteArrayList<>());
+            String where = "P" + proc.index + " listener: " + event + " of '" + lease.name() + "' lease " + lease.leaseId();
+            if (!event.equals("acquired") && seen.isEmpty()) {
+                proc.world.violation(where + " before its acquired");
+            }
+            if (event.equals("acquired") && !seen.isEmpty()) {
+                proc.world.violation(where + " after " + seen);
+            }
+            if (seen.contains("released")) {
+                proc.world.violation(where + " after its released " + seen);
+            }
+            if ((event.equals("lost") || event.equals("released")) && seen.contains(event)) {
+                proc.world.violation(where + " twice " + seen);
+            }
+            String before = current.put(lease.name(), lease.leaseId());
+            if (before != null && !before.equals(lease.leaseId())) {
+                List<String> b = events.get(before);
+                if (event.equals("acquired") && b != null && !b.contains("released")) {
+                    proc.world.violation(where + " while the lease before it (" + before + ") was not told released: " + b);
+                } else if (!event.equals("acquired")) {
+                    proc.world.violation(where + " after events of another lease of its name (" + before + ")");
+                }
+            }
+            seen.add(event);
+        }
+
+        @Override public void acquired(Lease lease) { record(lease, "acquired"); }
+        @Override public void refreshed(Lease lease) { record(lease, "refreshed"); }
+        @Override public void refreshFailed(Lease lease, Exception error) { record(lease, "refreshFailed"); }
+        @Override public void released(Lease lease) { record(lease, "released"); }
+        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { record(lease, "fencingTokenRegression"); }
+
+        @Override
+        public void lost(Lease lease, LockLostException reason) {
+            lostAt.putIfAbsent(lease.leaseId(), System.nanoTime());
+            record(lease, "lost");
+        }
+
+        boolean toldReleased(String leaseId) {
+            List<String> e = events.get(leaseId);
+            return e != null && e.contains("released");
+        }
+    }
+
+    record Background(int seq, Proc proc, String what, Thread thread, Future<?> done, long startedNanos, long boundNanos) {
+    }
+
+    final class World {
+        final int id;
+        final String bucket;
+        final Proc[] procs = new Proc[PROCS];
+        final List<Hold> holds = new CopyOnWriteArrayList<>();
+        final List<String> violations = new CopyOnWriteArrayList<>();
+        final List<String> steps = new CopyOnWriteArrayList<>();
+        final List<Background> background = new CopyOnWriteArrayList<>();
+        final ExecutorService pool = Executors.newCachedThreadPool(r -> daemon(r, "explorer-call"));
+        final Storage admin = GCS.storage();
+        final AtomicInteger seqs = new AtomicInteger();
+        /** Leases a call threw for: it must have left nothing held. */
+        final Set<String> knownLeaseIds = ConcurrentHashMap.newKeySet();
+        /** Leases released while their process was cut off from GCS: their objects may stay until their TTL. */
+        final Set<String> excused = ConcurrentHashMap.newKeySet();
+
+        World(int id) {
+            this.id = id;
+            this.bucket = "explore-" + id;
+            GCS.faults().reset();
+            for (int p = 0; p < PROCS; p++) {
+                GCS.faults().client("explorer-p" + p).reset();
+            }
+            GCS.createBucket(bucket);
+            for (int p = 0; p < PROCS; p++) {
+                procs[p] = new Proc(this, p);
+            }
+        }
+
+        void violation(String what) {
+            violations.add(what);
+        }
+
+        // ---------------------------------------------------------------- calls
+
+        /** Runs {@code call} on caller thread {@code thread} of {@code p}, within the bound; its outcome. */
+        <T> Outcome<T> onCaller(Proc p, int thread, String what, boolean interrupted, Callable<T> call) {
+            Future<Outcome<T>> f = p.threads[thread].submit(() -> run(what, interrupted, call));
+            return await(f, what);
+        }
+
+        <T> Outcome<T> onNewThread(String what, boolean interrupted, Callable<T> call) {
+            return await(pool.submit(() -> run(what, interrupted, call)), what);
+        }
+
+        private <T> Outcome<T> run(String what, boolean interrupted, Callable<T> call) {
+            return run(what, interrupted, false, call);
+        }
+
+        /** {@code background}: the explorer may interrupt the call itself (a blocked call), so a set flag is no finding. */
+        private <T> Outcome<T> run(String what, boolean interrupted, boolean background, Callable<T> call) {
+            Thread.interrupted();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+            T value = null;
+            Throwable error = null;
+            try {
+                value = call.call();
+            } catch (Throwable e) {
+                error = e;
+            }
+            boolean flag = Thread.interrupted();
+            if (interrupted && !flag && !(error instanceof InterruptedException)) {
+                violation(what + ": the interrupt flag did not come back" + (error != null ? " (threw " + error + ")" : ""));
+            }
+            if (!interrupted && flag && !background) {
+                violation(what + ": the call set the interrupt flag of a thread that was not interrupted");
+            }
+            return new Outcome<>(value, error);
+        }
+
+        private <T> Outcome<T> await(Future<Outcome<T>> f, String what) {
+            try {
+                return f.get(BOUND_MS, TimeUnit.MILLISECONDS);
+            } catch (TimeoutException e) {
+                violation(what + ": still running after " + BOUND_MS + " ms");
+                return new Outcome<>(null, e);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        LockOwner owner(Proc p, Owner o) {
+            return switch (o) {
+                case THREAD -> LockOwner.currentThread();
+                case INVOCATION_0 -> p.invocations[0];
+                case INVOCATION_1 -> p.invocations[1];
+            };
+        }
+
+        // ---------------------------------------------------------------- acquire
+
+        void tryAcquire(int pi, String name, Ttl ttl, Owner owner, int thread, boolean interrupted) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            String what = "P" + pi + " tryAcquire('" + name + "', " + ttl + ", " + owner + ")";
+            Outcome<Optional<Lease>> o = onCaller(p, thread, what, interrupted, () -> {
+                Optional<Lease> got = owner == Owner.THREAD && ttl == Ttl.DEFAULT ? r.tryAcquire(name)
+                        : owner == Owner.THREAD ? r.tryAcquire(name, ttl.d) : r.tryAcquire(name, ttl.d, owner(p, owner));
+                got.ifPresent(l -> acquiredNow(p, r, l, what));
+                return got;
+            });
+            expectAcquireOutcome(p, r, what, ttl, o.error);
+        }
+
+        void acquireInBackground(int pi, String name, long waitMs, Ttl ttl, Owner owner) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            int seq = seqs.incrementAndGet();
+            String what = "P" + pi + " acquire('" + name + "', wait " + waitMs + " ms, " + ttl + ", " + owner + ") #" + seq;
+            Thread[] thread = new Thread[1];
+            java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
+            Future<?> done = pool.submit(() -> {
+                thread[0] = Thread.currentThread();
+                Thread.currentThread().setName("w" + id + "-P" + pi + "-waiter-" + seq);
+                started.countDown();
+                Outcome<Lease> o = run(what, false, true, () -> {
+                    Lease l = owner == Owner.THREAD ? r.acquire(name, Duration.ofMillis(waitMs), ttl.d)
+                            : r.acquire(name, Duration.ofMillis(waitMs), ttl.d, owner(p, owner));
+                    acquiredNow(p, r, l, what);
+                    return l;
+                });
+                if (!(o.error instanceof InterruptedException)) {
+                    expectAcquireOutcome(p, r, what, ttl, o.error);
+                }
+                return null;
+            });
+            try {
+                started.await();
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+            long bound = TimeUnit.MILLISECONDS.toNanos(waitMs + BOUND_MS);
+            background.add(new Background(seq, p, what, thread[0], done, System.nanoTime(), bound));
+        }
+
+        void interrupt(int which) {
+            List<Background> running = background.stream().filter(b -> !b.done.isDone()).toList();
+            if (running.isEmpty()) {
+                return;
+            }
+            running.get(which % running.size()).thread.interrupt();
+        }
+
+        /** The acquiring call just returned {@code l}: check the other holders of its name, then record it. */
+        private void acquiredNow(Proc p, GcsLockRegistry r, Lease l, String what) {
+            for (Hold h : holds) {
+                if (!h.lease.name().equals(l.name()) || h.leaseId.equals(l.leaseId()) || h.releasing) {
+                    continue;
+                }
+                boolean lostTold = h.lostAt != 0 || h.proc.recorders.stream().anyMatch(rec -> rec.lostAt.containsKey(h.leaseId));
+                if (!lostTold && h.registry != r) {
+                    if (h.lease.isHealthy()) {
+                        violation(what + " returned lease " + l.leaseId() + " while " + h + " is still healthy");
+                    } else if (!h.proc.wasSlow(l.name()) && !h.lease.lostReason().orElse("").contains("closed")) {
+                        violation(what + " returned lease " + l.leaseId() + " before the lost callbacks of " + h
+                                + " ran (lost: " + h.lease.lostReason().orElse("?") + ")");
+                    }
+                }
+            }
+            Hold h = new Hold(seqs.incrementAndGet(), p, r, l);
+            knownLeaseIds.add(h.leaseId);
+            holds.add(h);
+            l.onLost((lease, reason) -> p.misbehave(Callback.ON_LOST, lease.name()));
+            l.onLost((lease, reason) -> {
+                if (h.lostAt == 0) {
+                    h.lostAt = System.nanoTime();
+                }
+            });
+        }
+
+        private void expectAcquireOutcome(Proc p, GcsLockRegistry r, String what, Ttl ttl, Throwable error) {
+            if (error == null || error instanceof TimeoutException) {
+                return;
+            }
+            boolean documented = error instanceof GcsLockException
+                    || (error instanceof GcsLockConfigurationException && ttl.bad())
+                    || (error instanceof IllegalStateException && error.getMessage() != null && error.getMessage().contains("closed"))
+                    || (error instanceof IllegalStateException && error.getMessage() != null && error.getMessage().contains("its own"))
+                    || error instanceof InjectedError;
+            if (!documented) {
+                violation(what + " threw an undocumented " + error);
+            }
+            if (ttl.bad() && !(error instanceof GcsLockConfigurationException)) {
+                violation(what + " with TTL " + ttl + " threw " + error + " instead of GcsLockConfigurationException");
+            }
+        }
+
+        // ---------------------------------------------------------------- release, renew
+
+        Hold pick(int which) {
+            List<Hold> open = holds.stream().filter(h -> !h.released && !h.releasing).toList();
+            return open.isEmpty() ? null : open.get(which % open.size());
+        }
+
+        void release(int which, boolean interrupted) {
+            Hold h = pick(which);
+            if (h == null) {
+                return;
+            }
+            boolean outermost = holds.stream().noneMatch(o -> o != h && o.leaseId.equals(h.leaseId) && !o.released && !o.releasing);
+            h.releasing = true;
+            String what = "release " + h + (interrupted ? " on an interrupted thread" : "");
+            boolean faulty = h.proc.faulty;
+            Outcome<Void> o = onNewThread(what, interrupted, () -> {
+                h.lease.release();
+                return null;
+            });
+            h.released = true;
+            if (faulty || h.proc.faulty) {
+                excused.add(h.leaseId); // a release cut off from GCS leaves the object for its TTL (rule 12, documented)
+            }
+            if (o.error != null && !(o.error instanceof TimeoutException) && !(o.error instanceof InjectedError)) {
+                violation(what + " threw " + o.error);
+            }
+            if (outermost && !faulty && !h.proc.faulty && o.error == null && h.registry == h.proc.registry && !deferred(h)) {
+                Blob b = object(h.lease.name());
+                if (b != null && h.leaseId.equals(b.getMetadata().get("gcslock-lease"))) {
+                    violation(what + " returned with its object still in GCS (generation " + b.getGeneration() + ")");
+                }
+            }
+        }
+
+        private boolean deferred(Hold h) {
+            return deferredLeases.contains(h.leaseId);
+        }
+
+        final Set<String> deferredLeases = ConcurrentHashMap.newKeySet();
+
+        void releaseAfter(int which, Delay delay, boolean wrong) {
+            Hold h = pick(which);
+            if (h == null) {
+                return;
+            }
+            GcsLockRegistry r = wrong ? procs[(h.proc.index + 1) % PROCS].registry : h.registry;
+            String what = "releaseAfter(" + h + ", " + delay + ")" + (wrong ? " on another registry" : "");
+            String ttlBefore = ttlInObject(h);
+            Outcome<Void> o = onNewThread(what, false, () -> {
+                r.releaseAfter(h.lease, delay.d);
+                return null;
+            });
+            if (wrong || delay == Delay.NEGATIVE) {
+                if (!(o.error instanceof IllegalArgumentException)) {
+                    violation(what + ": expected IllegalArgumentException, got " + (o.error == null ? "no exception" : o.error));
+                    if (o.error == null) {
+                        h.releasing = true;
+                        deferredLeases.add(h.leaseId);
+                    }
+                }
+                expectUnchanged(h, ttlBefore, what);
+                return;
+            }
+            if (o.error != null && !(o.error instanceof TimeoutException) && !(o.error instanceof InjectedError)) {
+                violation(what + " threw " + o.error);
+                return;
+            }
+            h.releasing = true;
+            h.released = true;
+            deferredLeases.add(h.leaseId);
+        }
+
+        void renew(int which, Ttl ttl, boolean wrong) {
+            Hold h = pick(which);
+            if (h == null) {
+                return;
+            }
+            GcsLockRegistry r = wrong ? procs[(h.proc.index + 1) % PROCS].registry : h.registry;
+            String what = "renew(" + h + ", " + ttl + ")" + (wrong ? " on another registry" : "");
+            String ttlBefore = ttlInObject(h);
+            Outcome<Void> o = onNewThread(what, false, () -> {
+                r.renew(h.lease, ttl.d);
+                return null;
+            });
+            if (wrong || ttl.bad()) {
+                if (!(o.error instanceof IllegalArgumentException) && !(o.error instanceof LockLostException && !wrong)) {
+                    violation(what + ": expected IllegalArgumentException, got " + (o.error == null ? "no exception" : o.error));
+                }
+                expectUnchanged(h, ttlBefore, what);
+                return;
+            }
+            boolean documented = o.error == null || o.error instanceof GcsLockException || o.error instanceof TimeoutException
+                    || o.error instanceof GcsLockConfigurationException || o.error instanceof InjectedError
+                    || (o.error instanceof IllegalStateException && String.valueOf(o.error.getMessage()).contains("closed"));
+            if (!documented) {
+                violation(what + " threw an undocumented " + o.error);
+            }
+            if (o.error instanceof GcsLockConfigurationException) {
+                expectUnchanged(h, ttlBefore, what);
+            }
+            readableByEveryone(h.lease.name(), what);
+        }
+
+        private String ttlInObject(Hold h) {
+            Blob b = object(h.lease.name());
+            return b == null || !h.leaseId.equals(b.getMetadata().get("gcslock-lease")) ? null : b.getMetadata().get("gcslock-ttl");
+        }
+
+        private void expectUnchanged(Hold h, String ttlBefore, String what) {
+            String after = ttlInObject(h);
+            if (ttlBefore != null && after != null && !ttlBefore.equals(after)) {
+                violation(what + ": bad input changed the object's TTL from " + ttlBefore + " to " + after);
+            }
+            readableByEveryone(h.lease.name(), what);
+        }
+
+        /** Every process can read the object of {@code name} (inspect, list) whatever another wrote into it. */
+        void readableByEveryone(String name, String after) {
+            for (Proc p : procs) {
+                GcsLockRegistry r = p.registry;
+                Outcome<Object> o = onNewThread("P" + p.index + " inspect('" + name + "') after " + after, false, () -> {
+                    r.inspect(name);
+                    return r.list();
+                });
+                if (o.error != null && !(o.error instanceof GcsLockException) && !(o.error instanceof TimeoutException)
+                        && !(o.error instanceof IllegalStateException)) {
+                    violation("P" + p.index + " cannot read '" + name + "' after " + after + ": " + o.error);
+                }
+            }
+        }
+
+        // ---------------------------------------------------------------- inspect, close, faults, time
+
+        void inspect(int pi, String name, String what) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            String call = "P" + pi + " " + what + "('" + name + "')";
+            Outcome<Object> o = onNewThread(call, false, () -> switch (what) {
+                case "inspect" -> r.inspect(name);
+                case "list" -> r.list();
+                default -> {
+                    Optional<LockInfo> info = r.inspect(name);
+                    yield info.map(i -> r.forceRelease(name, i.fencingToken(), i.metageneration())).orElse(false);
+                }
+            });
+            if (o.error != null && !(o.error instanceof GcsLockException) && !(o.error instanceof TimeoutException)) {
+                violation(call + " threw " + o.error);
+            }
+        }
+
+        void close(int pi, boolean twice, boolean interrupted) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            String what = "P" + pi + " close()";
+            List<Hold> mine = holds.stream().filter(h -> h.registry == r).toList();
+            mine.forEach(h -> h.releasing = true);
+            boolean faulty = p.faulty;
+            Future<Outcome<Void>> second = twice ? pool.submit(() -> run(what + " (the second)", false, () -> {
+                r.close();
+                return null;
+            })) : null;
+            Outcome<Void> o = onNewThread(what, interrupted, () -> {
+                r.close();
+                return null;
+            });
+            Outcome<Void> o2 = second == null ? null : await(second, what + " (the second)");
+            if (o.error != null && !(o.error instanceof TimeoutException)) {
+                violation(what + " threw " + o.error);
+            }
+            if (o2 != null && o2.error != null && !(o2.error instanceof TimeoutException)) {
+                violation(what + " (the second) threw " + o2.error);
+            }
+            mine.forEach(h -> h.released = true);
+            if (faulty || p.faulty) {
+                mine.forEach(h -> excused.add(h.leaseId));
+            }
+            if (!faulty && !p.faulty) {
+                for (Hold h : mine) {
+                    Blob b = object(h.lease.name());
+                    if (b != null && h.leaseId.equals(b.getMetadata().get("gcslock-lease"))) {
+                        violation(what + " returned with the object of " + h + " still in GCS");
+                    }
+                }
+            }
+            p.start();
+        }
+
+        void misbehave(int pi, Callback cb, Behaviour how) {
+            procs[pi].behaviour.put(cb, how);
+        }
+
+        void fault(int pi, Fault f) {
+            Proc p = procs[pi];
+            ClientFaults c = GCS.faults().client(p.client);
+            switch (f) {
+                case PARTITION_FAIL -> { p.faulty = true; c.partition(ClientFaults.Partition.FAIL); }
+                case PARTITION_HANG -> { p.faulty = true; c.partition(ClientFaults.Partition.HANG); }
+                case HEAL -> { c.reset(); p.faulty = false; }
+                case SLOW_REPLIES -> { p.faulty = true; p.everSlowReplies = true; c.slowReplies(2, OP_TIMEOUT.plusMillis(200)); }
+                case FAIL_503 -> GCS.faults().failNext(2, 503);
+                case FAIL_429 -> GCS.faults().failNext(2, 429);
+                case DROP_CREATE_REPLY -> GCS.faults().dropNextReply(Operation.INSERT);
+                case DROP_PATCH_REPLY -> GCS.faults().dropNextReply(Operation.PATCH);
+                case DROP_DELETE_REPLY -> GCS.faults().dropNextReply(Operation.DELETE);
+            }
+        }
+
+        void sleep(long ms) {
+            try {
+                Thread.sleep(ms);
+            } catch (InterruptedException e) {
+                throw new AssertionError(e);
+            }
+        }
+
+        Blob object(String name) {
+            return admin.get(com.google.cloud.storage.BlobId.of(bucket, "gcslock/" + name));
+        }
+
+        // ---------------------------------------------------------------- checks
+
+        /** The invariant of every step. */
+        boolean check() {
+            checkOneHealthyHolder();
+            checkBackgroundBounds();
+            checkNothingHeldThatWasNotHandedOut();
+            if (survey()) {
+                return true;
+            }
+            assertThat(violations).as("violations (world %d)", id).isEmpty();
+            return true;
+        }
+
+        void checkOneHealthyHolder() {
+            for (String name : NAMES) {
+                Map<String, Hold> byLease = new HashMap<>();
+                holds.stream().filter(h -> h.lease.name().equals(name) && !h.releasing).forEach(h -> byLease.putIfAbsent(h.leaseId, h));
+                if (byLease.size() < 2) {
+                    continue;
+                }
+                List<Hold> ls = new ArrayList<>(byLease.values());
+                boolean[] first = new boolean[ls.size()];
+                for (int i = 0; i < ls.size(); i++) {
+                    first[i] = ls.get(i).lease.isHealthy();
+                }
+                for (int i = 0; i < ls.size(); i++) {
+                    if (!ls.get(i).lease.isHealthy()) {
+                        continue;
+                    }
+                    for (int j = 0; j < ls.size(); j++) {
+                        if (j != i && first[j]) {
+                            violation("two healthy holders of '" + name + "': " + ls.get(i) + " and " + ls.get(j));
+                        }
+                    }
+                }
+            }
+        }
+
+        void checkBackgroundBounds() {
+            for (Background b : background) {
+                if (!b.done.isDone() && System.nanoTime() - b.startedNanos > b.boundNanos) {
+                    violation(b.what + ": still running past its wait + " + BOUND_MS + " ms");
+                    background.remove(b);
+                }
+            }
+        }
+
+        /** A lease in heldLeases() that no call handed out to the application: a failed call left it held. */
+        void checkNothingHeldThatWasNotHandedOut() {
+            for (Proc p : procs) {
+                if (background.stream().anyMatch(b -> b.proc == p && !b.done.isDone())) {
+                    continue; // a waiter may be handing one out right now
+                }
+                for (Lease l : p.registry.heldLeases()) {
+                    if (!knownLeaseIds.contains(l.leaseId())) {
+                        violation("P" + p.index + " holds '" + l.name() + "' lease " + l.leaseId()
+                                + " that no call handed out (a call that failed left it held)");
+                    }
+                }
+            }
+        }
+
+        /** The end of a sequence: heal, end the waits, release what the application holds, close; then the final checks. */
+        void finish() {
+            GCS.faults().reset();
+            for (Proc p : procs) {
+                GCS.faults().client(p.client).reset();
+                p.faulty = false;
+                p.behaviour.clear();
+            }
+            for (Background b : background) {
+                b.thread.interrupt();
+            }
+            for (Background b : background) {
+                try {
+                    b.done.get(BOUND_MS, TimeUnit.MILLISECONDS);
+                } catch (Exception e) {
+                    violation(b.what + ": did not end within " + BOUND_MS + " ms of an interrupt: " + e);
+                }
+            }
+            List<Hold> open = new ArrayList<>(holds.stream().filter(h -> !h.releasing).toList());
+            java.util.Collections.reverse(open);
+            for (Hold h : open) {
+                h.releasing = true;
+                Outcome<Void> o = onNewThread("final release of " + h, false, () -> {
+                    h.lease.release();
+                    return null;
+                });
+                if (o.error != null) {
+                    violation("final release of " + h + " threw " + o.error);
+                }
+            }
+            for (Proc p : procs) {
+                GcsLockRegistry r = p.registry;
+                Outcome<Void> o = onNewThread("final close of P" + p.index, false, () -> {
+                    r.close();
+                    return null;
+                });
+                if (o.error != null) {
+                    violation("final close of P" + p.index + " threw " + o.error);
+                }
+            }
+            List<String> left = new ArrayList<>();
+            admin.list(bucket).iterateAll().forEach(b -> {
+                String lease = b.getMetadata().get("gcslock-lease");
+                String owner = String.valueOf(b.getMetadata().get("gcslock-owner"));
+                boolean slowOwner = Arrays.stream(procs).anyMatch(p -> p.everSlowReplies && owner.startsWith("P" + p.index + "-"));
+                if (excused.contains(lease) || (slowOwner && !knownLeaseIds.contains(lease))) {
+                    return;
+                }
+                left.add(b.getName() + " lease " + b.getMetadata().get("gcslock-lease")
+                    + (knownLeaseIds.contains(b.getMetadata().get("gcslock-lease")) ? " (handed out)" : " (never handed out)"));
+            });
+            if (!left.isEmpty()) {
+                violation("objects left in GCS after every registry's close() returned: " + left);
+            }
+            // every lease handed out is told released, once (listener threads may still be delivering)
+            long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            for (Proc p : procs) {
+                for (Recorder rec : p.recorders) {
+                    for (String leaseId : rec.events.keySet()) {
+                        while (!rec.toldReleased(leaseId) && System.nanoTime() - until < 0) {
+                            sleep(20);
+                        }
+                        if (!rec.toldReleased(leaseId)) {
+                            violation("P" + p.index + " listener was never told released for lease " + leaseId + ": " + rec.events.get(leaseId));
+                        }
+                    }
+                }
+            }
+            for (Hold h : holds) {
+                boolean told = h.proc.recorders.stream().anyMatch(rec -> rec.events.containsKey(h.leaseId));
+                if (!told) {
+                    violation("P" + h.proc.index + " listener was never told of " + h + " (acquired missing)");
+                }
+            }
+            if (survey()) {
+                return;
+            }
+            assertThat(violations).as("violations (world %d) after the steps %s", id, steps).isEmpty();
+        }
+
+        private boolean survey() {
+            if (!SURVEY) {
+                return false;
+            }
+            for (String v : violations) {
+                System.out.println("EXPLORER-FINDING world " + id + ": " + v + "  <== after " + steps);
+            }
+            violations.clear();
+            return true;
+        }
+
+        void dispose() {
+            GCS.faults().reset();
+            for (Proc p : procs) {
+                GCS.faults().client(p.client).reset();
+                p.behaviour.clear();
+                for (GcsLockRegistry r : p.registries) {
+                    try {
+                        pool.submit(r::close).get(BOUND_MS, TimeUnit.MILLISECONDS);
+                    } catch (Exception ignored) {
+                        // reported by the checks already
+                    }
+                }
+                for (ExecutorService t : p.threads) {
+                    t.shutdownNow();
+                }
+            }
+            for (Background b : background) {
+                b.thread.interrupt();
+            }
+            pool.shutdownNow();
+        }
+    }
+
+    record Outcome<T>(T value, Throwable error) {
+    }
+}

@@ -1,0 +1,148 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobInfo;
+import com.google.cloud.storage.Storage;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * The defects {@link EngineExplorerPropertyTest} found (issue 29), each pinned deterministically: the shrunk
+ * sequence the explorer printed, as a plain test.
+ */
+class ExplorerFindingsTest extends EmulatorTestBase {
+
+    /**
+     * Explorer: {@code P0 tryAcquire('a', ttl FOREVER)} threw {@code ArithmeticException: long overflow}. Rule 19: a TTL
+     * above 100 years is refused with a GcsLockConfigurationException naming the lock, and changes nothing.
+     */
+    @Test
+    void aTtlBeyondAHundredYearsIsRefusedNamingTheLock() {
+        GcsLockRegistry r = registry();
+        for (Duration ttl : List.of(ChronoUnit.FOREVER.getDuration(), ChronoUnit.CENTURIES.getDuration().multipliedBy(2))) {
+            assertThatThrownBy(() -> r.tryAcquire("job", ttl)).isInstanceOf(GcsLockConfigurationException.class)
+                    .hasMessageContaining("'job'").hasMessageContaining("at most");
+            assertThat(object("job")).isNull();
+        }
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        assertThatThrownBy(() -> r.renew(lease, ChronoUnit.FOREVER.getDuration())).isInstanceOf(GcsLockConfigurationException.class);
+        assertThat(object("job").getMetadata()).containsEntry("gcslock-ttl", Long.toString(TTL.toMillis()));
+        assertThatThrownBy(() -> GcsLockRegistry.builder(storage, BUCKET).ttl(ChronoUnit.FOREVER.getDuration()).verifyBucket(false).build())
+                .isInstanceOf(GcsLockConfigurationException.class).hasMessageContaining("ttl");
+    }
+
+    /**
+     * Rule 19, readers: an object carrying a TTL no reader's arithmetic could hold (written by another process, or a
+     * damaged one) is read as 100 years: inspect, list and acquisitions of every process still work.
+     */
+    @Test
+    void anObjectCarryingAHugeTtlIsReadByEveryProcess() throws Exception {
+        Map<String, String> meta = Map.of("gcslock-owner", "someone-else#far", "gcslock-lease", "l-far",
+                "gcslock-ttl", Long.toString(Long.MAX_VALUE), "gcslock-expires", Instant.now().toString());
+        storage.create(BlobInfo.newBuilder(BUCKET, "gcslock/job").setMetadata(meta).build(), new byte[0],
+                Storage.BlobTargetOption.doesNotExist());
+        GcsLockRegistry r = registry();
+        assertThat(r.inspect("job")).get().extracting(LockInfo::ttl).isEqualTo(Duration.ofDays(36_500));
+        assertThat(r.list()).hasSize(1);
+        assertThat(r.tryAcquire("job")).isEmpty();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofMillis(300))).isInstanceOf(LockNotAcquiredException.class);
+    }
+
+    /** Explorer: {@code releaseAfter(lease, FOREVER)} overflowed; it holds (refreshed) until close(), which deletes the object. */
+    @Test
+    void aReleaseAfterForeverHoldsUntilClose() {
+        GcsLockRegistry r = registry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        r.releaseAfter(lease, ChronoUnit.FOREVER.getDuration());
+        assertThat(lease.isHealthy()).isTrue();
+        assertThat(r.tryAcquire("job")).isEmpty(); // rule 13: the name stays taken here
+        r.close();
+        assertThat(object("job")).isNull();
+    }
+
+    /**
+     * Explorer: {@code renew(hold[2] of P1, LONG) on another process's registry} refreshed it under the other
+     * registry's identity: the lease was lost ("lock object now belongs to P1-0#...") and the TTL in the object
+     * changed; {@code releaseAfter} of another registry's lease returned normally. Both now refuse it with an
+     * IllegalArgumentException, and nothing changes.
+     */
+    @Test
+    void renewAndReleaseAfterRefuseALeaseOfAnotherRegistry() {
+        GcsLockRegistry mine = registry();
+        GcsLockRegistry other = registry();
+        Lease lease = mine.tryAcquire("job").orElseThrow();
+        Blob before = object("job");
+        assertThatThrownBy(() -> other.renew(lease, Duration.ofSeconds(3))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a lease of this registry");
+        assertThatThrownBy(() -> other.releaseAfter(lease, Duration.ofSeconds(3))).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("not a lease of this registry");
+        Lease nested = mine.tryAcquire("job").orElseThrow();
+        assertThatThrownBy(() -> other.releaseAfter(nested, Duration.ZERO)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(lease.isHealthy()).isTrue();
+        Blob after = object("job");
+        assertThat(after.getMetadata().get("gcslock-ttl")).isEqualTo(before.getMetadata().get("gcslock-ttl"));
+        assertThat(after.getMetadata().get("gcslock-owner")).isEqualTo(mine.owner());
+        nested.release();
+        lease.release();
+        assertThat(object("job")).isNull();
+    }
+
+    /**
+     * Explorer: {@code P0 listener RELEASED -> THROW_ERROR}, then a release: the listener registered after it was
+     * never told released, and was told the next lease's acquired while the lease before was not told released.
+     * Rule 20: every listener is told every event, whatever another one threw.
+     */
+    @Test
+    void aListenerThatThrowsAnErrorHidesNoEventFromTheOthers() {
+        List<String> told = new CopyOnWriteArrayList<>();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override public void released(Lease lease) { throw new AssertionError("listener broke"); }
+            @Override public void lost(Lease lease, LockLostException reason) { throw new AssertionError("listener broke"); }
+        }).listener(new LockEventListener() {
+            @Override public void released(Lease lease) { told.add("released " + lease.leaseId()); }
+            @Override public void lost(Lease lease, LockLostException reason) { told.add("lost " + lease.leaseId()); }
+        }));
+        Lease first = r.tryAcquire("job").orElseThrow();
+        first.release();
+        assertThat(told).containsExactly("released " + first.leaseId());
+
+        Lease second = r.tryAcquire("job").orElseThrow();
+        second.onLost((l, e) -> { throw new AssertionError("onLost broke"); });
+        second.onLost((l, e) -> told.add("onLost " + l.leaseId()));
+        Blob b = object("job");
+        assertThat(r.forceRelease("job", b.getGeneration(), b.getMetageneration())).isTrue();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(told).contains("onLost " + second.leaseId(), "lost " + second.leaseId()));
+        second.release();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(told).contains("released " + second.leaseId()));
+    }
+
+    /**
+     * An Error thrown by an acquireFinished listener after the lease was handed out failed the call and left the
+     * lease held (and refreshed) for the life of the process. Rule 20: a call that failed never leaves a lease held.
+     */
+    @Test
+    void anErrorOfAnAcquireFinishedListenerAfterTheHandOutReleasesTheLease() throws Exception {
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
+                throw new AssertionError("listener broke");
+            }
+        }));
+        assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(AssertionError.class);
+        assertThat(r.heldLeases()).isEmpty();
+        assertThat(object("job")).isNull();
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(1))).isInstanceOf(AssertionError.class);
+        assertThat(r.heldLeases()).isEmpty();
+        assertThat(object("job")).isNull();
+    }
+}
