@@ -122,6 +122,7 @@ muts = [
  ("every listener is told whatever another threw", E+'Listeners.java', "                if (first == null) {\n                    first = e;", "                if (true) {\n                    throw e;", "ExplorerFindingsTest#aListenerThatThrowsAnErrorHidesNoEventFromTheOthers"),
  ("an onLost listener's Error hides nothing", E+'GcsLease.java', "            } catch (Error e) {\n                // rule 20: one failing listener", "            } catch (StackOverflowError e) {\n                // rule 20: one failing listener", "ExplorerFindingsTest#aListenerThatThrowsAnErrorHidesNoEventFromTheOthers"),
  ("an acquireFinished Error after the hand-out releases the lease", E+'Acquirer.java', "                handedOut.release();\n", "", "ExplorerFindingsTest#anErrorOfAnAcquireFinishedListenerAfterTheHandOutReleasesTheLease"),
+ ("a failing acquisition keeps its own exception when acquireFinished throws", E+'Acquirer.java', "if (failed != null && failed != e) {", "if (false) {", "ExplorerFindingsTest#aCallThatFailsKeepsItsDocumentedExceptionWhenAnAcquireFinishedListenerThrows"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
 ]
 only = sys.argv[1:] 

@@ -60,13 +60,17 @@ final class Acquirer {
         long start = nanoTime.getAsLong();
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Optional<Lease> lease = Optional.empty();
+        Throwable failed = null;
         try {
             lease = tryOnce(name, context.timingFor(name, ttl), owner.key());
             outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
             return lease;
+        } catch (Throwable e) {
+            failed = e;
+            throw e;
         } finally {
             if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                finished(name, outcome, start, lease.orElse(null));
+                finished(name, outcome, start, lease.orElse(null), failed);
             }
         }
     }
@@ -76,16 +80,21 @@ final class Acquirer {
         long start = nanoTime.getAsLong();
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Lease lease = null;
+        Throwable failed = null;
         try {
             lease = waitFor(name, maxWait, context.timingFor(name, ttl), owner.key());
             outcome = AcquireOutcome.ACQUIRED;
             return lease;
         } catch (LockNotAcquiredException e) {
             outcome = AcquireOutcome.TIMEOUT;
+            failed = e;
+            throw e;
+        } catch (Throwable e) {
+            failed = e;
             throw e;
         } finally {
             if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                finished(name, outcome, start, lease);
+                finished(name, outcome, start, lease, failed);
             }
         }
     }
@@ -93,14 +102,20 @@ final class Acquirer {
     /**
      * Tells acquireFinished on the acquiring thread; when a listener throws an Error there after the lease was
      * handed out, the call fails, so the lease is released first: a call that failed never leaves a lease held (rule 20).
+     * A call already failing ({@code failed}: bad input, GCS unreachable) keeps its own exception, documented for it;
+     * the listener's Error is attached to it as suppressed.
      */
-    private void finished(String name, AcquireOutcome outcome, long start, Lease handedOut) {
+    private void finished(String name, AcquireOutcome outcome, long start, Lease handedOut, Throwable failed) {
         try {
             listeners.acquireFinished(name, outcome, start);
         } catch (Error e) {
             if (handedOut != null) {
                 log.warn("lock '{}': a listener failed after the lock was handed out ({}); releasing it", name, e.toString());
                 handedOut.release();
+            }
+            if (failed != null && failed != e) {
+                failed.addSuppressed(e);
+                return;
             }
             throw e;
         }

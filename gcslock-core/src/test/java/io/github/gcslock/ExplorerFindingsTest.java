@@ -145,4 +145,23 @@ class ExplorerFindingsTest extends EmulatorTestBase {
         assertThat(r.heldLeases()).isEmpty();
         assertThat(object("job")).isNull();
     }
+
+    /**
+     * Explorer: {@code P0 listener ACQUIRE_FINISHED -> THROW_ERROR; P0 tryAcquire('a', ttl ZERO)} threw the listener's
+     * Error instead of the documented GcsLockConfigurationException. A call that fails keeps its own exception; the
+     * listener's Error is attached to it.
+     */
+    @Test
+    void aCallThatFailsKeepsItsDocumentedExceptionWhenAnAcquireFinishedListenerThrows() {
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
+                throw new AssertionError("listener broke");
+            }
+        }));
+        assertThatThrownBy(() -> r.tryAcquire("job", Duration.ZERO)).isInstanceOf(GcsLockConfigurationException.class)
+                .satisfies(e -> assertThat(e.getSuppressed()).hasSize(1));
+        assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(1), Duration.ofSeconds(-1)))
+                .isInstanceOf(GcsLockConfigurationException.class);
+        assertThat(object("job")).isNull();
+    }
 }
