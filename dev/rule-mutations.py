@@ -124,6 +124,12 @@ muts = [
  ("an acquireFinished Error after the hand-out releases the lease", E+'Acquirer.java', "                handedOut.release();\n", "", "ExplorerFindingsTest#anErrorOfAnAcquireFinishedListenerAfterTheHandOutReleasesTheLease"),
  ("a failing acquisition keeps its own exception when acquireFinished throws", E+'Acquirer.java', "if (failed != null && failed != e) {", "if (false) {", "ExplorerFindingsTest#aCallThatFailsKeepsItsDocumentedExceptionWhenAnAcquireFinishedListenerThrows"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
+ # issue 27, rule 21: no write of ours to one object within writeRateWindow of our previous write to it
+ ("write window: refreshes scheduled after it and waited for", E+'LeaseKeeper.java', ["long at = later(dueNanos, windowEnd(lease));", "|| !awaitWriteWindow(lease)) {"], ["long at = dueNanos;", ") {"], "WriteWindowTest#refreshesAskedForMoreOftenThanTheWindowAllowsComeOnePerWindowWithout429"),
+ ("write window: a renewal waits it out", E+'LeaseKeeper.java', "|| !awaitWriteWindow(lease)) {", ") {", "WriteWindowTest#aRenewalRightAfterARefreshWaitsOutTheWindow"),
+ ("write window: counted from the end of a call that committed late", E+'LeaseKeeper.java', "            lease.wrote(engine.nanoTime());\n            if (lease.state() != GcsLease.State.ACTIVE) {", "            if (lease.state() != GcsLease.State.ACTIVE) {", "WriteWindowTest#theWindowCountsFromTheEndOfACallWhoseWriteCommittedLate"),
+ ("write window: the release waits it out", E+'LeaseRelease.java', "interrupts.seen |= awaitWriteWindow(lease);", "", "WriteWindowTest#aReleaseRightAfterTheCreateWaitsOutTheWindow"),
+ ("write window: a TTL too short for it is refused at build", E+'LockSettings.java', "if (!writeWindowFits(ttl)) {", "if (false) {", "ValidationTest#aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks"),
 ]
 only = sys.argv[1:] 
 for label, f, old, new, test in muts:

@@ -11,6 +11,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -264,6 +265,8 @@ final class AcquireAttempt {
         boolean knownYoung = start == Start.CREATE_REFUSING_UNREAD;
         // A single-try create failed transiently: create again through the caller's store, which retries by itself.
         boolean throughRetryingClient = false;
+        // When the last create of this attempt returned: an object of ours it finds may have been written until then.
+        long lastCreateEnded = nanoTime.getAsLong();
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
@@ -292,6 +295,7 @@ final class AcquireAttempt {
                     }
                     return Result.acquired(lease, sawFree);
                 } catch (StorageException e) {
+                    lastCreateEnded = nanoTime.getAsLong();
                     if (e.getCode() != 412) {
                         if (e.getCode() == 404) {
                             throw new GcsLockException(name, "bucket '" + bucket + "' does not exist (GCS answered 404 "
@@ -341,7 +345,7 @@ final class AcquireAttempt {
                     // Older than a refresh interval (the refresher assumes a new lease is fresher): confirm
                     // it with a PATCH guarded by the generation and metageneration we read. Another process
                     // that saw it stale deletes with the same guards, so exactly one of us wins.
-                    Confirmed confirmed = confirmAdopted(current, store, ttl);
+                    Confirmed confirmed = confirmAdopted(current, store, ttl, lastCreateEnded);
                     if (confirmed == null) {
                         continue; // deleted or changed since our read: someone took it over; look again
                     }
@@ -435,7 +439,21 @@ final class AcquireAttempt {
      * our read (412/404): another process found it stale and took it over. Other errors are thrown
      * (the outcome is unknown; the next attempt reads the object again).
      */
-    private Confirmed confirmAdopted(Blob current, LockStore store, Duration ttl) {
+    private Confirmed confirmAdopted(Blob current, LockStore store, Duration ttl, long lastCreateEnded) {
+        // Rule 21: the object may have been written by our own create until that call returned (the client retried
+        // it after a lost reply): the confirming PATCH waits out the write window after it, as a refresh would.
+        long windowEnd = lastCreateEnded + pacing.writeRateWindow().toNanos();
+        boolean interrupted = false;
+        for (long left; (left = windowEnd - nanoTime.getAsLong()) > 0; ) {
+            try {
+                TimeUnit.NANOSECONDS.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
         long sent = nanoTime.getAsLong();
         BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
                 .setMetadata(Map.of(LockObject.EXPIRES, engine.estimatedGcsNow().plus(ttl).toString(),

@@ -27,6 +27,8 @@ final class EngineContext implements LeaseKeeper.Engine {
     private final Duration operationTimeout;
     private final Duration ttl;
     private final int maxRefreshFailures;
+    /** GCS's one write per second to one object (rule 21): per-lease TTLs are checked against it. */
+    private final Duration writeRateWindow;
     /** The timing of acquisitions without a TTL of their own: the registry's settings. */
     private final LeaseTiming defaultTiming;
     private final Clock clock;
@@ -42,6 +44,7 @@ final class EngineContext implements LeaseKeeper.Engine {
         this.operationTimeout = settings.operationTimeout();
         this.ttl = settings.ttl();
         this.maxRefreshFailures = settings.maxRefreshFailures();
+        this.writeRateWindow = settings.writeRateWindow();
         this.defaultTiming = new LeaseTiming(ttl, settings.refreshInterval(), settings.safetyMargin());
         this.clock = clock;
         this.nanoTime = nanoTime;
@@ -54,11 +57,13 @@ final class EngineContext implements LeaseKeeper.Engine {
         if (ttl == null || ttl.equals(this.ttl)) {
             return defaultTiming;
         }
-        LeaseTiming timing = LeaseTiming.derive(name, ttl, maxRefreshFailures);
-        if (timing.refreshInterval().compareTo(Duration.ofSeconds(1)) < 0 && shortTtlsWarned.add(ttl)) {
-            log.warn("lock '{}' acquired with TTL {}: it is refreshed every {}, faster than GCS's one write per second "
-                    + "to one object, so refreshes may be rejected with 429 (fine against the emulator)", name, ttl,
-                    timing.refreshInterval());
+        LeaseTiming timing = LeaseTiming.derive(name, ttl, maxRefreshFailures, writeRateWindow);
+        if (writeRateWindow.multipliedBy(maxRefreshFailures).toNanos() >= timing.deadlineSpanNanos() && shortTtlsWarned.add(ttl)) {
+            // Rule 21: refreshes are at least a write window apart, so fewer than maxRefreshFailures fit before the
+            // deadline; the deadline (rule 11) still loses the lease in time, it is only less tolerant of failures.
+            log.warn("lock '{}' acquired with TTL {}: its refreshes are at least writeRateWindow ({}) apart, so fewer than "
+                    + "maxRefreshFailures ({}) fit before its deadline ({}); one or two failed refreshes lose it", name, ttl,
+                    writeRateWindow, maxRefreshFailures, Duration.ofNanos(timing.deadlineSpanNanos()));
         }
         return timing;
     }

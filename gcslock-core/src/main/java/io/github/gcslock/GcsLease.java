@@ -71,6 +71,12 @@ final class GcsLease implements Lease {
     private volatile long metageneration;
     /** Monotonic time at which the last confirmed write was *sent*: the object's updated is no earlier. */
     private volatile long lastConfirmedNanos;
+    /**
+     * Monotonic time of this process's last write to the object (the create, a refresh, a renewal, the release):
+     * its send, moved on to the end of its call when the call returns — answered or not, the write may have
+     * committed at any moment in between. No next write is sent within the write window of it (DESIGN.md rule 21).
+     */
+    private volatile long lastWriteNanos;
     private volatile Instant lastRefreshAt;
     /** Failed refreshes since the last confirmed one. Touched only under {@link #io}. */
     private int consecutiveFailures;
@@ -92,6 +98,8 @@ final class GcsLease implements Lease {
         this.acquiredAt = acquiredAt;
         this.lastRefreshAt = gcsUpdated;
         this.lastConfirmedNanos = sentNanos;
+        // Built when the write that made (or confirmed) the object has returned: a later time than any of its sends.
+        this.lastWriteNanos = engine.nanoTime();
         this.timing = timing;
         this.target = timing;
     }
@@ -302,6 +310,21 @@ final class GcsLease implements Lease {
         this.lastRefreshAt = gcsUpdated;
         this.consecutiveFailures = 0;
         this.unconfirmedRefreshes.clear(); // the object moved past every earlier refresh of ours
+    }
+
+    /**
+     * A write of ours to the object is sent now, or its call ended now (its reply came, or it failed): the write
+     * window of rule 21 counts from the later of the two. Never moves back.
+     */
+    synchronized void wrote(long nanos) {
+        if (nanos - lastWriteNanos > 0) {
+            lastWriteNanos = nanos;
+        }
+    }
+
+    /** Monotonic time of this process's last write to the object (see {@link #wrote}). */
+    long lastWriteNanos() {
+        return lastWriteNanos;
     }
 
     /** Refreshes sent since the last confirmed one whose outcome is unknown. Under {@link #io}. */

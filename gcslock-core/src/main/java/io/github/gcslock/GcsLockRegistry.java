@@ -68,8 +68,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         store.reportOutcomesTo(listeners); // every request's outcome, from every path (requestAnswered/requestFailed)
         this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);
         FencingRecord fencing = new FencingRecord();
-        this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.refresherThreads(),
-                new RefreshRateWarning(settings.refreshRateWarningShare(), bucket), b.runtime);
+        this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.writeRateWindow(),
+                settings.refresherThreads(), new RefreshRateWarning(settings.refreshRateWarningShare(), bucket), b.runtime);
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
         // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,

@@ -30,7 +30,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * period is its interval whatever the reply time, and leases acquired together do not refresh in one burst
  * (DESIGN.md "Refresh capacity"). It also arms a deadline per lease that declares the lease lost when no
  * refresh has been confirmed for {@code ttl - safetyMargin}, before anyone else may take the lock over
- * (rule 11), and runs delayed releases.
+ * (rule 11), and runs delayed releases. No refresh is sent within the write window of this process's previous
+ * write to the same object (rule 21): it is scheduled for the window's end, which must come before the deadline.
  */
 final class LeaseKeeper implements AutoCloseable {
 
@@ -61,6 +62,10 @@ final class LeaseKeeper implements AutoCloseable {
     private final Engine engine;
     private final Duration interval;
     private final int maxFailures;
+    /** GCS's one write per second to one object (rule 21): no write of ours to an object within this of our last. */
+    private final long writeWindowNanos;
+    /** Threads and timed waits (real, unless a test substitutes virtual time). */
+    private final EngineRuntime runtime;
     /** Starts refreshes and delayed releases when they are due; never does I/O itself. */
     private final ScheduledExecutorService timer;
     /** Sends refreshes and runs delayed releases: grows with the demand, up to {@code refresherThreads}. */
@@ -81,15 +86,18 @@ final class LeaseKeeper implements AutoCloseable {
         return interval;
     }
 
-    LeaseKeeper(Engine engine, Duration interval, int maxFailures, int maxThreads, RefreshRateWarning rateWarning) {
-        this(engine, interval, maxFailures, maxThreads, rateWarning, EngineRuntime.REAL);
+    LeaseKeeper(Engine engine, Duration interval, int maxFailures, Duration writeRateWindow, int maxThreads,
+                RefreshRateWarning rateWarning) {
+        this(engine, interval, maxFailures, writeRateWindow, maxThreads, rateWarning, EngineRuntime.REAL);
     }
 
-    LeaseKeeper(Engine engine, Duration interval, int maxFailures, int maxThreads, RefreshRateWarning rateWarning,
-                EngineRuntime runtime) {
+    LeaseKeeper(Engine engine, Duration interval, int maxFailures, Duration writeRateWindow, int maxThreads,
+                RefreshRateWarning rateWarning, EngineRuntime runtime) {
+        this.runtime = runtime;
         this.engine = engine;
         this.interval = interval;
         this.maxFailures = maxFailures;
+        this.writeWindowNanos = writeRateWindow.toNanos();
         this.rateWarning = rateWarning;
         this.timer = runtime.timer(daemon("gcslock-refresh-timer", null));
         this.refreshers = runtime.refreshThreads(maxThreads, IDLE_THREAD_KEEP_ALIVE, daemon("gcslock-refresh-", new AtomicInteger()));
@@ -205,11 +213,60 @@ final class LeaseKeeper implements AutoCloseable {
             forgetWriteRate(lease);
             return;
         }
-        countWriteRate(lease, lease.refreshInterval());
+        countWriteRate(lease, period(lease));
         int chain = lease.refreshChain();
-        long delay = Math.max(0, dueNanos - engine.nanoTime());
-        lease.refreshScheduled(timer.schedule(() -> dispatch(() -> refreshAndReschedule(lease, chain, dueNanos)),
+        // Rule 21: not within the write window of our last write to the object (the create, a renewal, the previous
+        // refresh), but at its end; the fixed rate goes on from there.
+        long at = later(dueNanos, windowEnd(lease));
+        long delay = Math.max(0, at - engine.nanoTime());
+        lease.refreshScheduled(timer.schedule(() -> dispatch(() -> refreshAndReschedule(lease, chain, at)),
                 delay, TimeUnit.NANOSECONDS));
+    }
+
+    /** The time between two refreshes of {@code lease}: its refresh interval, at least one write window (rule 21). */
+    private Duration period(GcsLease lease) {
+        Duration d = lease.refreshInterval();
+        return d.toNanos() < writeWindowNanos ? Duration.ofNanos(writeWindowNanos) : d;
+    }
+
+    /** The earliest time the next write of ours to the lease's object may be sent (rule 21). */
+    private long windowEnd(GcsLease lease) {
+        return lease.lastWriteNanos() + writeWindowNanos;
+    }
+
+    private static long later(long a, long b) {
+        return a - b >= 0 ? a : b;
+    }
+
+    /**
+     * Waits, holding the lease's I/O lock, until the write window of our last write to its object has passed
+     * (rule 21): a renewal right after a refresh, a refresh right after a renewal or the create. False if the
+     * window would end at or after the lease's deadline (it cannot be refreshed in time: the deadline timer
+     * declares it lost, rule 11) or the lease stopped being ACTIVE meanwhile. The wait is on the registry's clock,
+     * ignores interrupts and gives the flag back.
+     */
+    private boolean awaitWriteWindow(GcsLease lease) {
+        long end = windowEnd(lease);
+        if (end - engine.nanoTime() <= 0) {
+            return true;
+        }
+        if (end - lease.deadlineNanos() >= 0) {
+            log.debug("lock '{}': the write window of the last write ends after the lease's deadline; no refresh is sent",
+                    lease.name());
+            return false;
+        }
+        boolean interrupted = false;
+        for (long left; (left = end - engine.nanoTime()) > 0; ) {
+            try {
+                runtime.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return lease.state() == GcsLease.State.ACTIVE && !lease.isReleasing();
     }
 
     /** Hands a due task to the refresh threads: the timer thread itself never waits for I/O. */
@@ -273,7 +330,7 @@ final class LeaseKeeper implements AutoCloseable {
     Refresh refresh(GcsLease lease) {
         lease.io.lock();
         try {
-            if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing()) {
+            if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || !awaitWriteWindow(lease)) {
                 return Refresh.FAILED;
             }
             long knownMetageneration = lease.metageneration();
@@ -299,14 +356,18 @@ final class LeaseKeeper implements AutoCloseable {
             // meets 412 and must recognise the change as ours (a slow reply that still committed).
             lease.unconfirmedRefreshes().sent(refreshId, knownMetageneration, sent);
             Blob after;
+            lease.wrote(sent); // rule 21: the window counts from the send, whatever comes back ...
             try {
                 after = engine.storeFor(shorterOf(sending, lease.timing())).patch(change, lease.fencingToken(), knownMetageneration);
             } catch (StorageException e) {
+                lease.wrote(engine.nanoTime()); // ... and from the end of the call: it may have committed until now
                 return onRefreshError(lease, e, refreshId, sending);
             } catch (RuntimeException e) {
+                lease.wrote(engine.nanoTime());
                 countFailure(lease, e);
                 return Refresh.FAILED;
             }
+            lease.wrote(engine.nanoTime());
             if (lease.state() != GcsLease.State.ACTIVE) {
                 return Refresh.FAILED; // declared lost while this PATCH hung (the deadline passed): LOST is final
             }

@@ -155,7 +155,11 @@ final class LeaseRelease {
             // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
             // deletes a newer holder's object.
             boolean deleted;
+            // Rule 21: not within the write window of our last write to the object (the create of a short hold, a
+            // refresh that just ran): GCS would answer 429. Wait for the window's end, then delete.
+            interrupts.seen |= awaitWriteWindow(lease);
             long sent = nanoTime.getAsLong();
+            lease.wrote(sent);
             try {
                 deleted = store.singleTry().delete(lease.blobId(), lease.fencingToken(), lease.metageneration());
             } catch (StorageException first) {
@@ -239,6 +243,23 @@ final class LeaseRelease {
         // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
         interrupts.resend(() -> store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration()));
         log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
+    }
+
+    /**
+     * Sleeps until the registry's clock is one write window past the last write of ours to the lease's object
+     * (rule 21), whatever interrupts come; true if one came (the caller gives the flag back later).
+     */
+    private boolean awaitWriteWindow(GcsLease lease) {
+        long end = lease.lastWriteNanos() + writeRateWindow.toNanos();
+        boolean interrupted = false;
+        for (long left; (left = end - nanoTime.getAsLong()) > 0; ) {
+            try {
+                runtime.sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        return interrupted;
     }
 
     /** Sleeps {@code d} whatever interrupts come; true if one came (the caller gives the flag back later). */

@@ -35,6 +35,16 @@ record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin
      * @throws GcsLockConfigurationException (setting {@code ttl}) naming the lock and the rule broken
      */
     static LeaseTiming derive(String lockName, Duration ttl, int maxRefreshFailures) {
+        return derive(lockName, ttl, maxRefreshFailures, Duration.ZERO);
+    }
+
+    /**
+     * As {@link #derive(String, Duration, int)}, and refused when not even one refresh, a write window after the
+     * create, can come before the lease's deadline (rule 21).
+     *
+     * @throws GcsLockConfigurationException (setting {@code ttl}) naming the lock, the rule broken and the smallest TTL
+     */
+    static LeaseTiming derive(String lockName, Duration ttl, int maxRefreshFailures, Duration writeRateWindow) {
         if (ttl == null || ttl.isZero() || ttl.isNegative()) {
             throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' must be a positive duration, got " + ttl);
         }
@@ -55,6 +65,16 @@ record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin
                     + "lock expires; use a registry with maxRefreshFailures below 8 or the registry's TTL");
         }
         Duration margin = defaultSafetyMargin(ttl, refresh);
-        return new LeaseTiming(ttl, refresh, margin);
+        LeaseTiming timing = new LeaseTiming(ttl, refresh, margin);
+        if (!writeRateWindow.isZero() && writeRateWindow.toNanos() >= timing.deadlineSpanNanos()) {
+            // Rule 21: no refresh is sent within a write window of the create, so none could come before the deadline.
+            throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' (" + ttl + ") is too short "
+                    + "for GCS's write limit: its deadline (" + Duration.ofNanos(timing.deadlineSpanNanos()) + " after a write) "
+                    + "comes before the writeRateWindow (" + writeRateWindow + ") that must pass before the next write, so it "
+                    + "could never be refreshed; use a TTL above " + writeRateWindow.multipliedBy(5).dividedBy(4)
+                    + " (above " + writeRateWindow.multipliedBy(maxRefreshFailures).multipliedBy(5).dividedBy(4)
+                    + " to allow maxRefreshFailures " + maxRefreshFailures + " refreshes)");
+        }
+        return timing;
     }
 }

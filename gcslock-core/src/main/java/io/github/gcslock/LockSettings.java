@@ -112,8 +112,19 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
             throw new GcsLockConfigurationException("safetyMargin", "safetyMargin (" + margin
                     + ") must be at least 0 and leave more than one refreshInterval (" + refreshInterval + ") of the ttl (" + ttl + ")");
         }
-        if (writeRateWindow.isNegative()) {
+        if (writeRateWindow == null || writeRateWindow.isNegative()) {
             throw new GcsLockConfigurationException("writeRateWindow", "writeRateWindow must not be negative, got " + writeRateWindow);
+        }
+        // Rule 21: refreshes of one object are at least writeRateWindow apart (GCS's one write per second), so
+        // maxRefreshFailures of them (rule 10) must fit before the deadline, ttl - safetyMargin (rule 11).
+        if (!writeWindowFits(ttl)) {
+            Duration smallest = smallestTtlForTheWriteWindow();
+            throw new GcsLockConfigurationException("ttl", "ttl (" + ttl + ") is too short for GCS's write limit: refreshes of "
+                    + "one lock object are at least writeRateWindow (" + writeRateWindow + ") apart, so maxRefreshFailures ("
+                    + maxRefreshFailures + ") of them take " + writeRateWindow.multipliedBy(maxRefreshFailures)
+                    + ", not within the deadline ttl - safetyMargin (" + ttl.minus(margin) + "); use a ttl of at least "
+                    + (smallest == null ? writeRateWindow.multipliedBy(maxRefreshFailures).plus(margin) : smallest)
+                    + " (or fewer maxRefreshFailures)");
         }
         if (refresherThreads < 1) {
             throw new GcsLockConfigurationException("refresherThreads", "refresherThreads must be at least 1, got " + refresherThreads);
@@ -122,6 +133,40 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
             throw new GcsLockConfigurationException("refreshRateWarningShare",
                     "refreshRateWarningShare must be a positive share of a bucket's ~1,000 writes/s (e.g. 0.5), got " + refreshRateWarningShare);
         }
+    }
+
+    /** Whether, with {@code ttl} and the other settings as given, maxRefreshFailures write windows fit before the deadline. */
+    private boolean writeWindowFits(Duration ttl) {
+        LockSettings s = withTtl(ttl);
+        return writeRateWindow.multipliedBy(maxRefreshFailures).compareTo(ttl.minus(s.effectiveSafetyMargin())) < 0;
+    }
+
+    /**
+     * The smallest TTL (in steps of a hundredth of the write window, at least 1 ms) with which the other settings
+     * as given pass rule 21's check and rules 10's and 11's; null if none below 100,000 steps.
+     */
+    private Duration smallestTtlForTheWriteWindow() {
+        Duration step = writeRateWindow.dividedBy(100);
+        if (step.compareTo(Duration.ofMillis(1)) < 0) {
+            step = Duration.ofMillis(1);
+        }
+        Duration t = ttl;
+        for (int i = 0; i < 100_000; i++) {
+            t = t.plus(step);
+            LockSettings s = withTtl(t);
+            Duration interval = s.effectiveRefreshInterval();
+            Duration margin = s.effectiveSafetyMargin();
+            if (writeWindowFits(t) && interval.multipliedBy(maxRefreshFailures).compareTo(t) < 0
+                    && !margin.isNegative() && t.minus(margin).compareTo(interval) > 0) {
+                return t;
+            }
+        }
+        return null;
+    }
+
+    private LockSettings withTtl(Duration t) {
+        return new LockSettings(bucket, prefix, t, refreshInterval, maxRefreshFailures, safetyMargin, operationTimeout,
+                backoffInitial, backoffMax, backoffMultiplier, writeRateWindow, refresherThreads, refreshRateWarningShare);
     }
 
     private static void positive(String setting, Duration d) {

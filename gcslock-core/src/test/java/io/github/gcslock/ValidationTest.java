@@ -46,10 +46,29 @@ class ValidationTest extends EmulatorTestBase {
         assertThat(GcsLockRegistry.builder(storage, BUCKET).ttl(Duration.ofMinutes(1)).refreshInterval(Duration.ofSeconds(3))
                 .effectiveRefreshInterval()).isEqualTo(Duration.ofSeconds(3));
         // Setting only the TTL builds: the refresh interval follows it instead of staying at 37 s.
-        for (Duration ttl : new Duration[] {Duration.ofSeconds(1), Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofHours(1)}) {
+        for (Duration ttl : new Duration[] {Duration.ofSeconds(4), Duration.ofSeconds(10), Duration.ofMinutes(1), Duration.ofHours(1)}) {
             assertThatCode(() -> GcsLockRegistry.builder(storage, BUCKET).ttl(ttl).verifyBucket(false).build().close())
                     .as("ttl %s alone", ttl).doesNotThrowAnyException();
         }
+    }
+
+    /**
+     * Rule 21: refreshes of one object are at least a write window apart, so maxRefreshFailures of them must fit
+     * before the deadline (ttl - safetyMargin). With GCS's 1 s window and 3 failures allowed, the derived settings
+     * need a TTL above 3.75 s (deadline 0.8 TTL > 3 s); the refusal names the property and the smallest TTL.
+     */
+    @Test
+    void aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks() {
+        assertRejected(b -> b.ttl(Duration.ofSeconds(1)), "ttl", "use a ttl of at least PT3.76S");
+        assertRejected(b -> b.ttl(Duration.ofSeconds(2)), "ttl", "writeRateWindow (PT1S)");
+        assertRejected(b -> b.ttl(Duration.ofSeconds(2)).maxRefreshFailures(2), "ttl", "use a ttl of at least PT2.51S");
+        // An explicit safety margin counts in full: 3 windows + 2 s.
+        assertRejected(b -> b.ttl(Duration.ofSeconds(4)).safetyMargin(Duration.ofSeconds(2)), "ttl", "use a ttl of at least PT5.01S");
+        assertThatCode(() -> GcsLockRegistry.builder(storage, BUCKET).ttl(Duration.ofMillis(3760)).verifyBucket(false).build().close())
+                .doesNotThrowAnyException();
+        // The window scales with the setting: the tests' emulator runs with a 20 ms window and 1 s TTLs.
+        assertThatCode(() -> GcsLockRegistry.builder(storage, BUCKET).ttl(Duration.ofSeconds(1)).writeRateWindow(Duration.ofMillis(20))
+                .verifyBucket(false).build().close()).doesNotThrowAnyException();
     }
 
     @Test
@@ -128,7 +147,7 @@ class ValidationTest extends EmulatorTestBase {
     void missingBucketWithoutTheCheckIsReportedAtAcquire() {
         GcsLockRegistry r = registry(b -> { });
         GcsLockRegistry unchecked = GcsLockRegistry.builder(storage, "nope").verifyBucket(false)
-                .ttl(TTL).refreshInterval(REFRESH).build();
+                .ttl(TTL).refreshInterval(REFRESH).writeRateWindow(Duration.ofMillis(20)).build();
         try {
             assertThatThrownBy(() -> unchecked.tryAcquire("job")).isInstanceOf(GcsLockException.class)
                     .hasMessageContaining("bucket 'nope' does not exist");
@@ -196,7 +215,7 @@ class ValidationTest extends EmulatorTestBase {
     void unreachableGcsAtStartUpIsNotFatalAndLockCallsSaySo() {
         gcs.close();
         GcsLockRegistry r = GcsLockRegistry.builder(storage, BUCKET).ttl(TTL).refreshInterval(REFRESH)
-                .operationTimeout(Duration.ofMillis(300)).build();
+                .writeRateWindow(Duration.ofMillis(20)).operationTimeout(Duration.ofMillis(300)).build();
         try {
             assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(GcsLockException.class)
                     .hasMessageContaining("unknown whether the lock is free");

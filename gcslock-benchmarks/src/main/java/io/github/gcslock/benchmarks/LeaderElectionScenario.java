@@ -109,20 +109,24 @@ final class LeaderElectionScenario {
             steadyState(gcs, leader);
 
             List<Double> crashMs = new ArrayList<>();
+            long limited = gcs.faults().rateLimited();
             for (int i = 0; i < crashes; i++) {
                 if (!failover(gcs, true, crashMs)) {
                     break;
                 }
             }
+            long crashLimited = gcs.faults().rateLimited() - limited;
+            limited = gcs.faults().rateLimited();
             List<Double> gracefulMs = new ArrayList<>();
             for (int i = 0; i < gracefulStops; i++) {
                 if (!failover(gcs, false, gracefulMs)) {
                     break;
                 }
             }
+            long gracefulLimited = gcs.faults().rateLimited() - limited;
             report("crash", crashMs, TTL.plus(BACKOFF_MAX).toMillis(),
-                    "ttl_s=" + TTL.toSeconds() + " backoff_cap_s=" + BACKOFF_MAX.toSeconds());
-            report("graceful", gracefulMs, 2000, "write_window_s=1");
+                    "ttl_s=" + TTL.toSeconds() + " backoff_cap_s=" + BACKOFF_MAX.toSeconds() + " rate_limited_429=" + crashLimited);
+            report("graceful", gracefulMs, 2000, "write_window_s=1 rate_limited_429=" + gracefulLimited);
             for (Member m : members) {
                 m.initiator.stop();
                 m.engine.close();
@@ -198,10 +202,14 @@ final class LeaderElectionScenario {
         grants.clear();
         long[] before = members.stream().mapToLong(m -> m.requests.get()).toArray();
         long emulatorBefore = gcs.faults().objectRequests();
+        long limitedBefore = gcs.faults().rateLimited();
         long t0 = System.nanoTime();
         Thread.sleep(steadyWindow.toMillis());
         double minutes = (System.nanoTime() - t0) / 60e9;
         double emulatorPerMinute = (gcs.faults().objectRequests() - emulatorBefore) / minutes;
+        // One lock, and only its leader writes while it holds: every 429 of the window is a write of the leader
+        // that GCS's one-write-per-second limit refused (a 429 the engine caused itself).
+        double limitedPerMinute = (gcs.faults().rateLimited() - limitedBefore) / minutes;
         StringBuilder followers = new StringBuilder();
         double total = 0;
         double leaders = 0;
@@ -218,9 +226,9 @@ final class LeaderElectionScenario {
         double refreshSeconds = leader.engine.refreshInterval().toMillis() / 1000.0;
         results.add(String.format("leader-election phase=steady candidates=%d rtt_ms=%d window_s=%.0f leader_changes=%d "
                         + "requests_per_min_total=%.0f requests_per_min_leader=%.0f requests_per_min_followers=%s "
-                        + "goal_per_min=%.0f refresh_interval_s=%.1f emulator_requests_per_min=%.0f",
+                        + "goal_per_min=%.0f refresh_interval_s=%.1f emulator_requests_per_min=%.0f rate_limited_429_per_min=%.0f",
                 members.size(), RTT_MS, minutes * 60, grants.size(), total, leaders, followers, 60 / refreshSeconds,
-                refreshSeconds, emulatorPerMinute));
+                refreshSeconds, emulatorPerMinute, limitedPerMinute));
     }
 
     private void report(String phase, List<Double> ms, long goalMs, String detail) {

@@ -175,7 +175,7 @@ class GcsLockAutoConfigurationTest {
             assertThat(ctx).hasNotFailed();
             assertThat(ctx.getBean(GcsLockRegistry.class).refreshInterval()).isEqualTo(Duration.ofSeconds(7));
         });
-        runner().withPropertyValues("gcslock.ttl=2s").run(ctx ->
+        runner().withPropertyValues("gcslock.ttl=2s", "gcslock.write-rate-window=20ms").run(ctx ->
                 assertThat(ctx.getBean(GcsLockRegistry.class).refreshInterval()).isEqualTo(Duration.ofMillis(250)));
     }
 

@@ -254,6 +254,7 @@ class GcsIntegrationLockRegistryTest {
     void expireUnusedOlderThanNeverEvictsALockAThreadIsWaitingFor() throws Exception {
         java.util.concurrent.CountDownLatch waiting = new java.util.concurrent.CountDownLatch(1);
         GcsLockRegistry watched = GcsLockRegistry.builder(SharedEmulator.GCS.storage(), bucket).ttl(Duration.ofSeconds(2))
+                .writeRateWindow(Duration.ofMillis(20)) // rule 21: a 2 s TTL fits 3 refreshes only with a short window
                 .refreshInterval(Duration.ofMillis(300)).backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2)
                 .listener(new io.github.gcslock.LockEventListener() {
                     @Override

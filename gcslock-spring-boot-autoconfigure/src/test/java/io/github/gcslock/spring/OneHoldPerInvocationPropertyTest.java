@@ -170,7 +170,7 @@ class OneHoldPerInvocationPropertyTest {
         }
 
         private static GcsLockRegistry registry(String instance) {
-            return GcsLockRegistry.builder(GCS.storage(), BUCKET).ttl(Duration.ofSeconds(2))
+            return GcsLockRegistry.builder(GCS.storage(), BUCKET).ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20))
                     .refreshInterval(Duration.ofMillis(300)).identity("instance-" + instance).build();
         }
 

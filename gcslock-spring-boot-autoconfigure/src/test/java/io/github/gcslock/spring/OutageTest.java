@@ -68,7 +68,7 @@ class OutageTest {
                 .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
                         GcsLockActuatorAutoConfiguration.class))
                 .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=outage",
-                        "gcslock.ttl=2s", "gcslock.operation-timeout=300ms")
+                        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.operation-timeout=300ms")
                 .withBean(Job.class);
     }
 
@@ -116,7 +116,8 @@ class OutageTest {
     void aSkipIsLoggedOnceAtInfo(CapturedOutput output) {
         runner().run(ctx -> {
             Job job = ctx.getBean(Job.class);
-            GcsLockRegistry other = GcsLockRegistry.builder(gcs.storage(), "outage").ttl(Duration.ofSeconds(2)).build();
+            GcsLockRegistry other = GcsLockRegistry.builder(gcs.storage(), "outage").ttl(Duration.ofSeconds(2))
+                    .writeRateWindow(Duration.ofMillis(20)).build();
             Lease held = other.tryAcquire("nightly").orElseThrow();
             try {
                 job.run();

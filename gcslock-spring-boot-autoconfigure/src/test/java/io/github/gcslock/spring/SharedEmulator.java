@@ -52,7 +52,7 @@ final class SharedEmulator {
 
     /** Another instance of the service, as a plain registry on the same bucket. */
     static GcsLockRegistry otherInstance(String bucket) {
-        return GcsLockRegistry.builder(GCS.storage(), bucket).ttl(Duration.ofSeconds(2))
+        return GcsLockRegistry.builder(GCS.storage(), bucket).ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20))
                 .refreshInterval(Duration.ofMillis(300)).backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2).build();
     }
 }

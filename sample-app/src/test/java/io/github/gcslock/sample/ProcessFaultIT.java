@@ -44,7 +44,7 @@ class ProcessFaultIT {
     void start() {
         gcs = GcsEmulator.start();
         gcs.createBucket("gcslock");
-        contender = GcsLockRegistry.builder(gcs.storage(), "gcslock").ttl(Duration.ofSeconds(2))
+        contender = GcsLockRegistry.builder(gcs.storage(), "gcslock").ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20))
                 .refreshInterval(Duration.ofMillis(400)).backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2)
                 .listener(new LockEventListener() {
                     @Override
@@ -79,7 +79,7 @@ class ProcessFaultIT {
         Process p = new ProcessBuilder(javaBin(), "-Xmx256m", "-jar", JAR.toString(),
                 "--server.port=" + port, "--spring.application.name=" + name,
                 "--gcslock.emulator.embedded=false", "--gcslock.emulator.endpoint=" + gcs.endpoint(),
-                "--gcslock.bucket=gcslock", "--gcslock.ttl=2s", "--gcslock.refresh-interval=400ms",
+                "--gcslock.bucket=gcslock", "--gcslock.ttl=2s", "--gcslock.write-rate-window=20ms", "--gcslock.refresh-interval=400ms",
                 "--sample.report.interval=1h", "--sample.migration.step=" + step, "--sample.migration.steps=1000",
                 "--spring.main.banner-mode=off")
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();

@@ -1,0 +1,153 @@
+package io.github.gcslock;
+
+import io.github.gcslock.test.Operation;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * DESIGN.md rule 21: no write of this process to one lock object (a refresh, a renewal, the release) is sent within
+ * {@code writeRateWindow} of its previous write to that object, counted from the previous write's send and, once
+ * its call has returned, from then (the write may have committed at any moment in between). The emulator enforces
+ * the same window ({@code writeRateLimit}) and counts every 429 it answers; each test asserts none was answered,
+ * which only holds if the engine waited. Interleavings: refreshes asked for more often than the window allows; a
+ * renewal right after a refresh; a release right after a refresh; a refresh whose reply comes late but commits;
+ * refreshes that fail, spaced by the window, still losing the lease by the failure count before its deadline.
+ */
+class WriteWindowTest extends EmulatorTestBase {
+
+    private static final Duration WINDOW = Duration.ofMillis(300);
+
+    private final Map<String, AtomicInteger> refreshed = new ConcurrentHashMap<>();
+    private final Map<String, CountDownLatch> nextRefresh = new ConcurrentHashMap<>();
+
+    @BeforeEach
+    void windowOn() {
+        gcs.writeRateLimit(WINDOW);
+    }
+
+    /** TTL 2 s (deadline 1.6 s: three windows fit), refreshes asked for every 50 ms, operation timeout 1 s. */
+    private GcsLockRegistry windowed() {
+        return registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(50))
+                .operationTimeout(Duration.ofSeconds(1)).writeRateWindow(WINDOW)
+                .listener(new LockEventListener() {
+                    @Override
+                    public void refreshed(Lease lease) {
+                        refreshed.computeIfAbsent(lease.name(), n -> new AtomicInteger()).incrementAndGet();
+                        CountDownLatch l = nextRefresh.remove(lease.name());
+                        if (l != null) {
+                            l.countDown();
+                        }
+                    }
+                }));
+    }
+
+    private int refreshes(String name) {
+        AtomicInteger n = refreshed.get(name);
+        return n == null ? 0 : n.get();
+    }
+
+    /** Waits for the next confirmed refresh of {@code name} (the listener runs after its PATCH returned). */
+    private void awaitNextRefresh(String name) throws InterruptedException {
+        CountDownLatch l = new CountDownLatch(1);
+        nextRefresh.put(name, l);
+        assertThat(l.await(10, TimeUnit.SECONDS)).as("a refresh of %s within 10 s", name).isTrue();
+    }
+
+    @Test
+    void refreshesAskedForMoreOftenThanTheWindowAllowsComeOnePerWindowWithout429() throws Exception {
+        GcsLockRegistry r = windowed();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        await().atMost(Duration.ofSeconds(20)).until(() -> refreshes("job") >= 4);
+        long patches = gcs.faults().requestCount(Operation.PATCH);
+        assertThat(gcs.faults().rateLimited()).as("writes GCS refused for its write limit (429)").isZero();
+        assertThat(lease.isHealthy()).isTrue();
+        // One PATCH per confirmed refresh: no 429 retried by the client, no refresh every 50 ms.
+        assertThat(patches).isLessThanOrEqualTo(refreshes("job") + 1L);
+        lease.release();
+        assertThat(gcs.faults().rateLimited()).isZero();
+        assertThat(object("job")).isNull();
+    }
+
+    @Test
+    void aRenewalRightAfterARefreshWaitsOutTheWindow() throws Exception {
+        GcsLockRegistry r = windowed();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        awaitNextRefresh("job");
+        r.renew(lease, Duration.ofSeconds(3)); // returns only with its own write in the object
+        assertThat(object("job").getMetadata()).containsEntry("gcslock-ttl", "3000");
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
+        lease.release();
+        assertThat(object("job")).isNull();
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
+    }
+
+    @Test
+    void aReleaseRightAfterARefreshWaitsOutTheWindowAndDeletesWithOneRequest() throws Exception {
+        GcsLockRegistry r = windowed();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        awaitNextRefresh("job");
+        lease.release();
+        assertThat(object("job")).isNull();
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).as("DELETEs").isEqualTo(1);
+    }
+
+    @Test
+    void aReleaseRightAfterTheCreateWaitsOutTheWindow() throws Exception {
+        GcsLockRegistry r = windowed();
+        r.acquire("job", Duration.ZERO).release();
+        assertThat(object("job")).isNull();
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).as("DELETEs").isEqualTo(1);
+    }
+
+    /**
+     * A refresh whose reply comes late but which commits at the end (held back in the emulator, shorter than the
+     * operation timeout): the next write must count its window from when that call returned, not from its send.
+     */
+    @Test
+    void theWindowCountsFromTheEndOfACallWhoseWriteCommittedLate() throws Exception {
+        GcsLockRegistry r = windowed();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        awaitNextRefresh("job");
+        CountDownLatch held = new CountDownLatch(1);
+        gcs.faults().beforeNext(Operation.PATCH, "gcslock/job", () -> {
+            held.countDown();
+            try {
+                Thread.sleep(WINDOW.toMillis() + 200); // longer than the window, shorter than the operation timeout
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
+        int before = refreshes("job");
+        await().atMost(Duration.ofSeconds(20)).until(() -> refreshes("job") >= before + 3);
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
+        assertThat(lease.isHealthy()).isTrue();
+    }
+
+    /**
+     * Refreshes that fail, each a window after the last: the failure count (rule 10) still loses the lease before its
+     * deadline (rule 11), as the build-time check promises (3 windows of 300 ms + 3 failing calls < 1.6 s).
+     */
+    @Test
+    void failingRefreshesSpacedByTheWindowLoseTheLeaseByTheFailureCountBeforeItsDeadline() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(3)).refreshInterval(Duration.ofMillis(50))
+                .operationTimeout(Duration.ofMillis(100)).writeRateWindow(WINDOW));
+        Lease lease = r.acquire("job", Duration.ZERO);
+        gcs.faults().failNext(10_000, 503, Operation.PATCH);
+        await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isHealthy());
+        assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("3 consecutive refreshes failed"));
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
+    }
+}
