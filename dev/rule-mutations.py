@@ -129,6 +129,7 @@ muts = [
  ("write window: a renewal waits it out", E+'LeaseKeeper.java', "|| !awaitWriteWindow(lease)) {", ") {", "WriteWindowTest#aRenewalRightAfterARefreshWaitsOutTheWindow"),
  ("write window: counted from the end of a call that committed late", E+'LeaseKeeper.java', "            lease.wrote(engine.nanoTime());\n            if (lease.state() != GcsLease.State.ACTIVE) {", "            if (lease.state() != GcsLease.State.ACTIVE) {", "WriteWindowTest#theWindowCountsFromTheEndOfACallWhoseWriteCommittedLate"),
  ("write window: the release waits it out", E+'LeaseRelease.java', "interrupts.seen |= awaitWriteWindow(lease);", "", "WriteWindowTest#aReleaseRightAfterTheCreateWaitsOutTheWindow"),
+ ("write window: a takeover's create waits it out after its own DELETE", E+'AcquireAttempt.java', "                    awaitWriteWindow(ownDeleteEnded);\n", "", "WriteWindowTest#aStaleTakeoverCreatesAWindowAfterItsOwnDelete"),
  ("write window: a TTL too short for it is refused at build", E+'LockSettings.java', "if (!writeWindowFits(ttl)) {", "if (false) {", "ValidationTest#aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks"),
 ]
 only = sys.argv[1:] 

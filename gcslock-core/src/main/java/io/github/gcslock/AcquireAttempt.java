@@ -267,6 +267,9 @@ final class AcquireAttempt {
         boolean throughRetryingClient = false;
         // When the last create of this attempt returned: an object of ours it finds may have been written until then.
         long lastCreateEnded = nanoTime.getAsLong();
+        // When this attempt's own DELETE (a stale takeover, a leaked retake) returned: its create waits a write
+        // window after it (rule 21), or GCS answers 429 and the client retries it several times.
+        Long ownDeleteEnded = null;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
@@ -285,6 +288,11 @@ final class AcquireAttempt {
                 LockStore creator = !throughRetryingClient && (sawFree || knownYoung) && !unknownCreates.mayHaveCommittedUnseen()
                         ? store.singleTry() : store;
                 boolean singleTry = creator.singleTry() == creator;
+                if (ownDeleteEnded != null) {
+                    awaitWriteWindow(ownDeleteEnded);
+                    now = clock.instant();
+                    sent = nanoTime.getAsLong();
+                }
                 try {
                     Blob created = creator.create(
                             LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, engine.estimatedGcsNow().plus(ttl)));
@@ -369,13 +377,18 @@ final class AcquireAttempt {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
                 // nobody else can be using it, so retake it at once instead of waiting for the TTL.
                 log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
-                sawFree |= store.deleteIfUnchanged(current);
+                boolean gone = store.deleteIfUnchanged(current);
+                sawFree |= gone;
+                if (gone) {
+                    ownDeleteEnded = nanoTime.getAsLong();
+                }
                 continue;
             }
             if (seen.stale()) {
                 // DESIGN.md rule 5: preconditions on generation and metageneration: if the holder refreshed,
                 // or another contender took over between our GET and this DELETE, the delete fails.
                 if (store.deleteIfUnchanged(current)) {
+                    ownDeleteEnded = nanoTime.getAsLong();
                     sawFree = true;
                     log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
                             seen.updated(), seen.ttl());
@@ -434,15 +447,11 @@ final class AcquireAttempt {
     }
 
     /**
-     * Refreshes an adopted object of ours with a PATCH guarded by the generation and metageneration we
-     * read; the result is dated from the PATCH's send time. Null if the object changed or vanished since
-     * our read (412/404): another process found it stale and took it over. Other errors are thrown
-     * (the outcome is unknown; the next attempt reads the object again).
+     * Sleeps until one write window after {@code lastWriteEndedNanos} (a write of this attempt to the object, rule 21)
+     * on the registry's clock, whatever interrupts come; the interrupt flag is given back.
      */
-    private Confirmed confirmAdopted(Blob current, LockStore store, Duration ttl, long lastCreateEnded) {
-        // Rule 21: the object may have been written by our own create until that call returned (the client retried
-        // it after a lost reply): the confirming PATCH waits out the write window after it, as a refresh would.
-        long windowEnd = lastCreateEnded + pacing.writeRateWindow().toNanos();
+    private void awaitWriteWindow(long lastWriteEndedNanos) {
+        long windowEnd = lastWriteEndedNanos + pacing.writeRateWindow().toNanos();
         boolean interrupted = false;
         for (long left; (left = windowEnd - nanoTime.getAsLong()) > 0; ) {
             try {
@@ -454,6 +463,18 @@ final class AcquireAttempt {
         if (interrupted) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Refreshes an adopted object of ours with a PATCH guarded by the generation and metageneration we
+     * read; the result is dated from the PATCH's send time. Null if the object changed or vanished since
+     * our read (412/404): another process found it stale and took it over. Other errors are thrown
+     * (the outcome is unknown; the next attempt reads the object again).
+     */
+    private Confirmed confirmAdopted(Blob current, LockStore store, Duration ttl, long lastCreateEnded) {
+        // Rule 21: the object may have been written by our own create until that call returned (the client retried
+        // it after a lost reply): the confirming PATCH waits out the write window after it, as a refresh would.
+        awaitWriteWindow(lastCreateEnded);
         long sent = nanoTime.getAsLong();
         BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
                 .setMetadata(Map.of(LockObject.EXPIRES, engine.estimatedGcsNow().plus(ttl).toString(),

@@ -5,7 +5,9 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -134,6 +136,26 @@ class WriteWindowTest extends EmulatorTestBase {
         await().atMost(Duration.ofSeconds(20)).until(() -> refreshes("job") >= before + 3);
         assertThat(gcs.faults().rateLimited()).as("429s").isZero();
         assertThat(lease.isHealthy()).isTrue();
+    }
+
+    /**
+     * A stale takeover deletes the dead holder's object and creates its own: two writes of ours to one object, so
+     * the create waits a window after the DELETE (without it GCS answered 429 and the client retried).
+     */
+    @Test
+    void aStaleTakeoverCreatesAWindowAfterItsOwnDelete() throws Exception {
+        List<LockInfo> takeovers = new CopyOnWriteArrayList<>();
+        GcsLockRegistry r = registry(b -> b.writeRateWindow(WINDOW).listener(new LockEventListener() {
+            @Override
+            public void tookOver(String name, LockInfo staleHolder) {
+                takeovers.add(staleHolder);
+            }
+        }));
+        plantForeignLock("job", Duration.ofMillis(300));
+        Lease lease = r.acquire("job", Duration.ofSeconds(10));
+        assertThat(takeovers).hasSize(1);
+        assertThat(lease.isHealthy()).isTrue();
+        assertThat(gcs.faults().rateLimited()).as("429s").isZero();
     }
 
     /**
