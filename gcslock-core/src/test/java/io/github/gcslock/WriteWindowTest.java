@@ -145,7 +145,7 @@ class WriteWindowTest extends EmulatorTestBase {
     @Test
     void aStaleTakeoverCreatesAWindowAfterItsOwnDelete() throws Exception {
         List<LockInfo> takeovers = new CopyOnWriteArrayList<>();
-        GcsLockRegistry r = registry(b -> b.writeRateWindow(WINDOW).listener(new LockEventListener() {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(2)).writeRateWindow(WINDOW).listener(new LockEventListener() {
             @Override
             public void tookOver(String name, LockInfo staleHolder) {
                 takeovers.add(staleHolder);
