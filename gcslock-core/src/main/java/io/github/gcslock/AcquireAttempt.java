@@ -453,12 +453,16 @@ final class AcquireAttempt {
     private void awaitWriteWindow(long lastWriteEndedNanos) {
         long windowEnd = lastWriteEndedNanos + pacing.writeRateWindow().toNanos();
         boolean interrupted = false;
-        for (long left; (left = windowEnd - nanoTime.getAsLong()) > 0; ) {
+        // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
+        long left = windowEnd - nanoTime.getAsLong();
+        long realEnd = System.nanoTime() + left;
+        while (left > 0) {
             try {
                 TimeUnit.NANOSECONDS.sleep(left);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
+            left = Math.min(windowEnd - nanoTime.getAsLong(), realEnd - System.nanoTime());
         }
         if (interrupted) {
             Thread.currentThread().interrupt();

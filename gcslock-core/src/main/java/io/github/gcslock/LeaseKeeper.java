@@ -256,12 +256,16 @@ final class LeaseKeeper implements AutoCloseable {
             return false;
         }
         boolean interrupted = false;
-        for (long left; (left = end - engine.nanoTime()) > 0; ) {
+        // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
+        long left = end - engine.nanoTime();
+        long realEnd = runtime.nanoTime() + left;
+        while (left > 0) {
             try {
                 runtime.sleep(left);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
+            left = Math.min(end - engine.nanoTime(), realEnd - runtime.nanoTime());
         }
         if (interrupted) {
             Thread.currentThread().interrupt();

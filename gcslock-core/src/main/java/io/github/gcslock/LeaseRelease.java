@@ -252,12 +252,16 @@ final class LeaseRelease {
     private boolean awaitWriteWindow(GcsLease lease) {
         long end = lease.lastWriteNanos() + writeRateWindow.toNanos();
         boolean interrupted = false;
-        for (long left; (left = end - nanoTime.getAsLong()) > 0; ) {
+        // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
+        long left = end - nanoTime.getAsLong();
+        long realEnd = runtime.nanoTime() + left;
+        while (left > 0) {
             try {
                 runtime.sleep(left);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
+            left = Math.min(end - nanoTime.getAsLong(), realEnd - runtime.nanoTime());
         }
         return interrupted;
     }
