@@ -29,7 +29,7 @@ import static org.awaitility.Awaitility.await;
 
 /** /actuator/health (gcsLock), /actuator/gcslocks, and the meters, over HTTP. */
 @SpringBootTest(classes = ActuatorTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "gcslock.ttl=2s", "gcslock.refresh-interval=200ms",
+        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=200ms",
         "management.endpoints.web.exposure.include=health,gcslocks,metrics",
         "management.endpoint.health.show-details=always"})
 @AutoConfigureTestRestTemplate

@@ -35,7 +35,7 @@ import static org.awaitility.Awaitility.await;
  * instance — only the acquisition they saw (its fencing token), and only gcslock's own lock objects.
  */
 @SpringBootTest(classes = ActuatorTest.App.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = {
-        "gcslock.ttl=2s", "gcslock.refresh-interval=200ms", "gcslock.endpoint.force-release-enabled=true",
+        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=200ms", "gcslock.endpoint.force-release-enabled=true",
         "management.endpoints.web.exposure.include=gcslocks"})
 @AutoConfigureTestRestTemplate
 class ForceReleaseEndpointTest {

@@ -39,7 +39,7 @@ import static org.awaitility.Awaitility.await;
 
 /** {@code @GcsLocked} in a running application against the emulator. */
 @SpringBootTest(classes = GcsLockedAspectTest.App.class, properties = {
-        "gcslock.ttl=2s", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms",
+        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms",
         "app.lock-name=from-placeholder"})
 class GcsLockedAspectTest {
 

@@ -34,7 +34,7 @@ import static org.awaitility.Awaitility.await;
  * completes (value, error or cancellation), SKIP returns an empty result, WAIT does not block the subscriber.
  */
 @SpringBootTest(classes = GcsLockedAsyncTest.App.class, properties = {
-        "gcslock.ttl=2s", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms"})
+        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms"})
 class GcsLockedAsyncTest {
 
     static final String BUCKET = SharedEmulator.newBucket();

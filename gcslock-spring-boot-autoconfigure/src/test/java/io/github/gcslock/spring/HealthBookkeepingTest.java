@@ -108,7 +108,7 @@ class HealthBookkeepingTest {
                         GcsLockActuatorAutoConfiguration.class, GcsLockShedLockAutoConfiguration.class,
                         GcsLockIntegrationAutoConfiguration.class))
                 .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=health",
-                        "gcslock.ttl=2s", "gcslock.operation-timeout=300ms")
+                        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.operation-timeout=300ms")
                 .withBean(Inner.class)
                 .withBean(Outer.class);
     }

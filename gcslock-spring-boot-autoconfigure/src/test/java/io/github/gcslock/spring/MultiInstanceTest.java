@@ -43,7 +43,7 @@ class MultiInstanceTest {
         return new SpringApplicationBuilder(scheduling ? ScheduledApp.class : App.class)
                 .web(WebApplicationType.NONE)
                 .properties("gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(), "gcslock.bucket=" + bucket,
-                        "gcslock.ttl=2s", "gcslock.refresh-interval=300ms", "spring.application.name=" + instance,
+                        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=300ms", "spring.application.name=" + instance,
                         "spring.main.banner-mode=off")
                 .run();
     }
@@ -99,7 +99,7 @@ class MultiInstanceTest {
         String bucket = SharedEmulator.newBucket();
         ConfigurableApplicationContext ctx = new SpringApplicationBuilder(TxApp.class).web(WebApplicationType.NONE)
                 .properties("gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(), "gcslock.bucket=" + bucket,
-                        "gcslock.ttl=2s", "gcslock.refresh-interval=300ms", "spring.main.banner-mode=off")
+                        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=300ms", "spring.main.banner-mode=off")
                 .run();
         try {
             TxJob job = ctx.getBean(TxJob.class);

@@ -33,7 +33,7 @@ import static org.awaitility.Awaitility.await;
  * thread that took the first one's lock, and when the same returned Mono is subscribed to again.
  */
 @SpringBootTest(classes = OneInvocationOneHoldTest.App.class, properties = {
-        "gcslock.ttl=2s", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms"})
+        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=300ms", "gcslock.backoff.initial=10ms", "gcslock.backoff.max=50ms"})
 class OneInvocationOneHoldTest {
 
     static final String BUCKET = SharedEmulator.newBucket();

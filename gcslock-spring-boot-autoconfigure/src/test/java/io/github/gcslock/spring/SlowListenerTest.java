@@ -35,7 +35,7 @@ class SlowListenerTest {
 
     @Test
     void aSlowLostEventListenerDoesNotStarveAnotherLeasesRefreshes() {
-        SharedEmulator.runner(BUCKET).withPropertyValues("gcslock.ttl=2s", "gcslock.refresh-interval=200ms")
+        SharedEmulator.runner(BUCKET).withPropertyValues("gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.refresh-interval=200ms")
                 .withBean(SlowAlert.class)
                 .run(ctx -> {
                     LockRegistry locks = ctx.getBean(LockRegistry.class);

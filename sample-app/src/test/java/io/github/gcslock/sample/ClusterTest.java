@@ -22,7 +22,7 @@ class ClusterTest {
         // Command-line arguments, as run-cluster.sh passes them: they override application.properties.
         return new SpringApplicationBuilder(SampleApplication.class).web(WebApplicationType.NONE)
                 .run("--gcslock.emulator.embedded=false", "--gcslock.emulator.endpoint=" + gcs.endpoint(),
-                        "--gcslock.bucket=gcslock", "--spring.application.name=" + name, "--gcslock.ttl=2s",
+                        "--gcslock.bucket=gcslock", "--spring.application.name=" + name, "--gcslock.ttl=2s", "--gcslock.write-rate-window=20ms",
                         "--gcslock.refresh-interval=300ms", "--sample.migration.step=50ms", "--sample.migration.steps=1000",
                         "--sample.migration.interval=50ms", "--sample.report.interval=1h", "--spring.main.banner-mode=off");
     }
