@@ -30,7 +30,7 @@ final class ApiOperations {
         if (req.op() == Operation.OTHER) {
             throw SupportedParameters.notImplemented(req.method() + " " + req.exchange().getRequestURI().getRawPath()
                     + " (only the JSON API's object insert/get/patch/update/delete/list/compose/rewrite/copy, "
-                    + "resumable uploads and bucket insert/get/delete are emulated)");
+                    + "resumable uploads and bucket insert/get/list/delete are emulated)");
         }
         SupportedParameters.check(req.op(), req.query(), req.exchange().getRequestHeaders());
         Preconditions pre = Preconditions.from(req);
@@ -59,6 +59,7 @@ final class ApiOperations {
             case LIST -> Reply.json(200, ObjectResource.list(store.list(req.bucket(), ListQuery.from(req.query()),
                     "true".equals(req.query().get("versions")))));
             case BUCKET_GET -> Reply.json(200, BucketResource.render(store.getBucket(req.bucket())));
+            case BUCKET_LIST -> Reply.json(200, BucketResource.list(store.buckets(), req.query().getOrDefault("prefix", "")));
             case BUCKET_INSERT -> {
                 JsonObject settings = parseJson(body);
                 yield Reply.json(200, BucketResource.render(store.createBucket(BucketResource.nameOf(settings), settings)));

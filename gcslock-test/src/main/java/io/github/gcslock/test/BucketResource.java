@@ -49,4 +49,14 @@ final class BucketResource {
         r.addProperty("etag", "CAE=");
         return r;
     }
+
+    /** The {@code storage#buckets} list of the buckets whose name starts with {@code prefix}, in one page. */
+    static JsonObject list(java.util.List<ObjectStore.Bucket> buckets, String prefix) {
+        JsonObject r = new JsonObject();
+        r.addProperty("kind", "storage#buckets");
+        com.google.gson.JsonArray items = new com.google.gson.JsonArray();
+        buckets.stream().filter(b -> b.name().startsWith(prefix)).forEach(b -> items.add(render(b)));
+        r.add("items", items);
+        return r;
+    }
 }

@@ -156,6 +156,7 @@ public final class Faults {
     /** Object requests only (insert, get, patch, update, delete, list): what a lock engine spends. */
     public long objectRequests() {
         return totalRequests() - requestCount(Operation.BUCKET_GET) - requestCount(Operation.BUCKET_INSERT)
+                - requestCount(Operation.BUCKET_LIST)
                 - requestCount(Operation.BUCKET_DELETE);
     }
 

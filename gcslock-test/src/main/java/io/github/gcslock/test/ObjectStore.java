@@ -61,6 +61,11 @@ final class ObjectStore {
         }
     }
 
+    /** Every bucket, by name. */
+    List<Bucket> buckets() {
+        return buckets.values().stream().sorted(java.util.Comparator.comparing(Bucket::name)).toList();
+    }
+
     Bucket getBucket(String name) {
         return bucket(name);
     }

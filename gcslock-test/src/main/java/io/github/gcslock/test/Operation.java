@@ -25,6 +25,8 @@ public enum Operation {
     LIST,
     /** {@code buckets.get}. */
     BUCKET_GET,
+    /** {@code buckets.list}: the emulator's buckets (all of them, in one page). */
+    BUCKET_LIST,
     /** {@code buckets.insert}. */
     BUCKET_INSERT,
     /** {@code buckets.delete}. */

@@ -47,7 +47,11 @@ final class RequestRouter {
         }
         List<String> rest = seg.subList(4 + base, seg.size());
         if (rest.isEmpty()) {
-            Operation op = method.equals("POST") ? Operation.BUCKET_INSERT : Operation.OTHER;
+            Operation op = switch (method) {
+                case "POST" -> Operation.BUCKET_INSERT;
+                case "GET" -> Operation.BUCKET_LIST;
+                default -> Operation.OTHER;
+            };
             return new ApiRequest(op, method, null, null, query, ex);
         }
         String bucket = PathCodec.decode(rest.get(0));

@@ -50,6 +50,8 @@ final class SupportedParameters {
                 "endOffset", "matchGlob", "maxResults", "pageToken", "versions", "softDeleted", "includeFoldersAsPrefixes"));
         HONOURED.put(Operation.BUCKET_GET, Set.of());
         HONOURED.put(Operation.BUCKET_INSERT, Set.of("project"));
+        // One page holds every bucket: maxResults and pageToken change nothing; prefix is honoured.
+        HONOURED.put(Operation.BUCKET_LIST, Set.of("project", "prefix", "maxResults", "pageToken"));
         HONOURED.put(Operation.BUCKET_DELETE, Set.of());
     }
 
@@ -117,6 +119,7 @@ final class SupportedParameters {
             case LIST -> "objects.list";
             case BUCKET_GET -> "buckets.get";
             case BUCKET_INSERT -> "buckets.insert";
+            case BUCKET_LIST -> "buckets.list";
             case BUCKET_DELETE -> "buckets.delete";
             case OTHER -> "this request";
         };

@@ -148,6 +148,17 @@ class GcsEmulatorTest extends EmulatorTestBase {
     }
 
     @Test
+    void bucketListNamesEveryBucketAndHonoursThePrefix() {
+        gcs.createBucket("my-app-locks");
+        List<String> names = new ArrayList<>();
+        storage.list().iterateAll().forEach(b -> names.add(b.getName()));
+        assertThat(names).containsExactly(BUCKET, "my-app-locks");
+        List<String> prefixed = new ArrayList<>();
+        storage.list(Storage.BucketListOption.prefix("my-")).iterateAll().forEach(b -> prefixed.add(b.getName()));
+        assertThat(prefixed).containsExactly("my-app-locks");
+    }
+
+    @Test
     void createInMissingBucketIs404() {
         assertThatThrownBy(() -> storage.create(BlobInfo.newBuilder("nope", "n").build(), new byte[0]))
                 .isInstanceOfSatisfying(StorageException.class, e -> assertThat(e.getCode()).isEqualTo(404));
