@@ -18,6 +18,7 @@ import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
 import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
+import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -77,6 +78,16 @@ public class GcsLockAutoConfiguration {
         listeners.orderedStream().forEach(builder::listener);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();
+    }
+
+    /**
+     * Stops start-up on a key under {@code gcslock.} that no property has ({@code gcslock.tll}), naming the
+     * nearest valid key, before any bean is created ({@link UnknownPropertyCheck}).
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanFactoryPostProcessor gcsLockUnknownPropertyCheck(Environment environment) {
+        return new UnknownPropertyCheck(environment);
     }
 
     /** Checks {@code @GcsLocked} lock names when their beans are created, so a bad name fails start-up. */

@@ -88,7 +88,12 @@ final class PropertyMessages {
         });
     }
 
-    /** A duration as Boot's simple style writes it, in the largest unit that holds it exactly: {@code 5m}, {@code 37s}, {@code 10ms}. */
+    /**
+     * A duration as Boot's simple style writes it, in the largest unit that holds it exactly: {@code 5m}, {@code 37s},
+     * {@code 10ms}. One that is not a whole number of milliseconds (a computed bound such as ttl / 3 =
+     * 1.666666666s) is first rounded down to two significant digits ({@code 1600ms}): Boot's style has no
+     * fractions ({@code 1.6s} would not bind), and rounding down keeps an upper bound ("use ... &lt; 1600ms") true.
+     */
     static String format(Duration d) {
         if (d.isZero()) {
             return "0s";
@@ -101,6 +106,13 @@ final class PropertyMessages {
             nanos = d.toNanos();
         } catch (ArithmeticException tooLong) {
             return d.toDays() + "d";
+        }
+        if (nanos % 1_000_000L != 0) {
+            long scale = 1;
+            while (nanos / scale >= 100) {
+                scale *= 10;
+            }
+            nanos = nanos / scale * scale;
         }
         long[] sizes = {86_400_000_000_000L, 3_600_000_000_000L, 60_000_000_000L, 1_000_000_000L, 1_000_000L, 1_000L, 1L};
         String[] units = {"d", "h", "m", "s", "ms", "us", "ns"};

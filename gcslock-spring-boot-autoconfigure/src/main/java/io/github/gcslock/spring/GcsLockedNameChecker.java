@@ -33,12 +33,15 @@ import java.util.concurrent.Future;
  * {@code final}, or in a {@code final} class under a class-based proxy) and an annotation meta-annotated with
  * {@code @GcsLocked} on a class ({@code @GcsLocked} applies to methods only) are refused, naming the method or
  * class and the reason;</li>
+ * <li>the durations {@code maxWait} and {@code holdAtLeast} (after their placeholders): a value that is not a
+ * duration or is negative is refused;</li>
  * <li>return types whose work the lock cannot follow to its end — a plain {@link Future} (no completion
  * callback; allowed on {@code @Async} methods, whose body runs under the lock on the executor), a reactive
  * publisher other than Reactor's {@code Mono}/{@code Flux}, Kotlin coroutines — are refused: the lock would be
  * released when the method returns while its work goes on.</li>
  * </ul>
- * Every refusal is a {@link GcsLockConfigurationException} of setting {@code method} (or {@code name}), which
+ * Every refusal is a {@link GcsLockConfigurationException} of setting {@code method} (or {@code name}, or
+ * {@code duration}), which
  * the failure analyzer reports.
  */
 public class GcsLockedNameChecker implements BeanPostProcessor, AopInfrastructureBean {
@@ -71,6 +74,7 @@ public class GcsLockedNameChecker implements BeanPostProcessor, AopInfrastructur
             checkInterceptable(method, userType, classBasedProxy);
             checkReturnType(method);
             check(method, annotation, prefix);
+            checkDurations(method, userType);
         });
         return bean;
     }
@@ -177,6 +181,20 @@ public class GcsLockedNameChecker implements BeanPostProcessor, AopInfrastructur
         String problem = name.startUpProblem(prefix);
         if (problem != null) {
             throw nameError(problem, null);
+        }
+    }
+
+    /**
+     * Reads {@code maxWait} and {@code holdAtLeast} as the first call would ({@link LockedMethod#of}), so that a
+     * negative or unreadable duration stops start-up instead of failing each call.
+     */
+    private void checkDurations(Method method, Class<?> type) {
+        try {
+            LockedMethod.of(method, type, environment);
+        } catch (IllegalStateException e) {
+            GcsLockConfigurationException refused = new GcsLockConfigurationException("duration", e.getMessage());
+            refused.initCause(e.getCause());
+            throw refused;
         }
     }
 

@@ -202,6 +202,10 @@ class GcsLockAutoConfigurationTest {
         assertThat(PropertyMessages.format(Duration.ofSeconds(37))).isEqualTo("37s");
         assertThat(PropertyMessages.format(Duration.ofMinutes(90))).isEqualTo("90m");
         assertThat(PropertyMessages.format(Duration.ofMillis(-10))).isEqualTo("-10ms");
+        assertThat(PropertyMessages.format(Duration.ofMillis(1500))).as("exact: as it is").isEqualTo("1500ms");
+        assertThat(PropertyMessages.format(Duration.ofSeconds(5).dividedBy(3))).as("rounded down, two digits").isEqualTo("1600ms");
+        assertThat(PropertyMessages.format(Duration.ofSeconds(1).dividedBy(3))).isEqualTo("330ms");
+        assertThat(PropertyMessages.format(Duration.ofNanos(1234))).isEqualTo("1200ns");
     }
 
     @Test
@@ -310,7 +314,11 @@ class GcsLockAutoConfigurationTest {
                     assertThat(a.getDescription()).isEqualTo("gcslock is misconfigured: gcslock.emulator.embedded=true needs "
                             + "the in-process emulator of io.github.gcslock:gcslock-test, which is not on the class path; "
                             + "gcslock does not fall back to real GCS (property: gcslock.emulator.embedded)");
-                    assertThat(a.getAction()).contains("<artifactId>gcslock-test</artifactId>").contains("gcslock.emulator.endpoint");
+                    assertThat(a.getAction()).startsWith("Add io.github.gcslock:gcslock-test as an optional dependency (not "
+                                    + "compile scope, which would ship the emulator in the production application)")
+                            .contains("<artifactId>gcslock-test</artifactId>").contains("<optional>true</optional>")
+                            .contains("(Gradle: developmentOnly \"io.github.gcslock:gcslock-test:")
+                            .contains("testImplementation alone is not on bootRun's class path").contains("gcslock.emulator.endpoint");
                 });
     }
 

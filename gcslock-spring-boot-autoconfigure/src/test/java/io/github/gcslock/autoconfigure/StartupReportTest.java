@@ -12,6 +12,8 @@ import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.io.DefaultResourceLoader;
+import org.springframework.boot.diagnostics.FailureAnalysis;
+import org.springframework.mock.env.MockEnvironment;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -94,6 +96,63 @@ class StartupReportTest {
                 .contains("Point GOOGLE_APPLICATION_CREDENTIALS at the service-account key file that exists")
                 .doesNotContain("gcslock.bucket is not set either");
         assertThat(out.lines().filter(l -> l.trim().startsWith("at ")).count()).as("no stack trace").isZero();
+    }
+
+    /** The console from Boot's failure banner on, checked to hold no stack trace. */
+    private static String report(CapturedOutput output) {
+        String all = output.getAll();
+        int at = all.indexOf("APPLICATION FAILED TO START");
+        assertThat(at).as("a failure report in:\n" + all).isNotNegative();
+        String report = all.substring(at);
+        System.out.println("REPORT:\n" + report);
+        assertThat(report.lines().filter(l -> l.trim().startsWith("at ")).count()).as("no stack trace").isZero();
+        return report;
+    }
+
+    @Test
+    void aCredentialsLocationNamingAMissingFileGetsTheCredentialsReport(@TempDir Path dir, CapturedOutput output) {
+        Path missing = dir.resolve("no-such-key.json");
+        assertThatThrownBy(() -> start("--gcslock.bucket=my-app-locks", "--spring.cloud.gcp.project-id=my-project",
+                "--spring.cloud.gcp.credentials.location=file:" + missing)).isNotNull();
+        assertThat(report(output))
+                .contains("gcslock could not start: spring.cloud.gcp.credentials.location names 'file:" + missing
+                        + "', a file that does not exist, so the GCS client cannot be created.")
+                .contains("Point spring.cloud.gcp.credentials.location at the service-account key file that exists, e.g. "
+                        + "spring.cloud.gcp.credentials.location=file:/path/to/key.json (an absolute path after file:, or "
+                        + "classpath:key.json), or remove it to use Application Default Credentials.")
+                .contains("gcloud auth application-default login")
+                .doesNotContain("gcslock.bucket is not set either");
+    }
+
+    @Test
+    void aCredentialsLocationNamingAFileThatIsNoKeyGetsAnActionAboutTheKey(@TempDir Path dir, CapturedOutput output) throws Exception {
+        Path notAKey = Files.writeString(dir.resolve("key.json"), "{\"hello\": \"world\"}");
+        assertThatThrownBy(() -> start("--spring.cloud.gcp.project-id=my-project",
+                "--spring.cloud.gcp.credentials.location=file:" + notAKey)).isNotNull();
+        assertThat(report(output))
+                .contains("gcslock could not start: spring.cloud.gcp.credentials.location names 'file:" + notAKey
+                        + "', which is not a usable credentials file (Error reading credentials from stream, 'type' field not "
+                        + "specified.), so the GCS client cannot be created.")
+                .contains("The file exists but is not a Google credentials JSON file")
+                .contains("and point spring.cloud.gcp.credentials.location at it (spring.cloud.gcp.credentials.location="
+                        + "file:/path/to/key.json), or remove spring.cloud.gcp.credentials.location")
+                .doesNotContain("does not exist")
+                .contains("gcslock.bucket is not set either");
+    }
+
+    @Test
+    void aCredentialsVariableNamingAFileThatIsNoKeyGetsAnActionAboutTheKey() {
+        Exception malformed = new RuntimeException("Error creating bean with name 'storage'", new IOException(
+                "Error reading credential file from environment variable GOOGLE_APPLICATION_CREDENTIALS, value "
+                        + "'/keys/key.json': Error reading credentials from stream, 'type' field not specified."));
+        FailureAnalysis a = new GcsLockCredentialsFailureAnalyzer(new MockEnvironment().withProperty("gcslock.bucket", "b"))
+                .analyze(malformed);
+        assertThat(a.getDescription()).isEqualTo("gcslock could not start: GOOGLE_APPLICATION_CREDENTIALS names the file "
+                + "'/keys/key.json', which is not a usable credentials file (Error reading credentials from stream, 'type' "
+                + "field not specified.), so the GCS client cannot be created.");
+        assertThat(a.getAction()).startsWith("The file exists but is not a Google credentials JSON file")
+                .contains("point GOOGLE_APPLICATION_CREDENTIALS at it (GOOGLE_APPLICATION_CREDENTIALS=/path/to/key.json), "
+                        + "or unset GOOGLE_APPLICATION_CREDENTIALS");
     }
 
     @Test

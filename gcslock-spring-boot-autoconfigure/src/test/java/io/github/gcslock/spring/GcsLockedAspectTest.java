@@ -115,13 +115,6 @@ class GcsLockedAspectTest {
     }
 
     @Test
-    void spelErrorsNameTheMethod() {
-        // Bad names (SpEL errors, empty names) stop start-up now: GcsLockedNameCheckTest.
-        assertThatThrownBy(() -> jobs.badWait()).isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("maxWait 'soon' is not a duration");
-    }
-
-    @Test
     void reentrantOnOneThreadWithoutGcsRequests() {
         SharedEmulator.GCS.faults().resetCounters();
         assertThat(jobs.outer()).isEqualTo("inner-ran");
@@ -270,10 +263,6 @@ class GcsLockedAspectTest {
         @NightlyJob
         public String metaAnnotated() {
             return GcsLocks.currentLease().orElseThrow().name();
-        }
-
-        @GcsLocked(value = "bad-wait", maxWait = "soon")
-        public void badWait() {
         }
 
         @GcsLocked("outer")
