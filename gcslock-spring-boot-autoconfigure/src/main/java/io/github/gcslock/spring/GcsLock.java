@@ -36,6 +36,8 @@ final class GcsLock implements DistributedLock {
     private int holds; // touched by the owner only
     /** A thread whose lease was found lost by a nested call and forgotten: its final unlock() reports the loss. */
     private volatile Thread forgottenLoser;
+    /** The release of a lease found lost, running in the background ({@link #forget}); the next acquisition waits for it. */
+    private volatile Thread lostRelease;
     /** Threads inside an acquisition of this lock (queued in the engine, waiting): the lock is in use, never evicted. */
     private final AtomicInteger acquiring = new AtomicInteger();
 
@@ -102,6 +104,7 @@ final class GcsLock implements DistributedLock {
         Optional<Lease> acquired;
         acquiring.incrementAndGet();
         try {
+            awaitLostRelease();
             acquired = locks.tryAcquire(name);
             acquired.ifPresent(this::own);
         } catch (GcsLockException e) {
@@ -147,6 +150,7 @@ final class GcsLock implements DistributedLock {
         Lease acquired;
         acquiring.incrementAndGet();
         try {
+            awaitLostRelease();
             acquired = ttl == null ? locks.acquire(name, maxWait) : locks.acquire(name, maxWait, ttl);
             own(acquired);
         } catch (LockNotAcquiredException e) {
@@ -186,7 +190,34 @@ final class GcsLock implements DistributedLock {
         lease = null;
         owner = null;
         if (lost != null) {
-            lost.release(); // frees the engine's slot; the guarded delete cannot touch a newer holder's object
+            // Frees the engine's slot; the guarded delete cannot touch a newer holder's object. Not on this thread:
+            // the delete is bounded by the operation timeout, which can outlast the safety margin (at TTLs under
+            // ~50 s), so a heartbeat that waited for it would report the loss (LockRegistryLeaderInitiator's
+            // onRevoked) after another instance had taken over.
+            // The next acquisition waits for it (awaitLostRelease): the name is not free before.
+            Thread releaser = new Thread(lost::release, "gcslock-lost-release");
+            releaser.setDaemon(true);
+            lostRelease = releaser;
+            releaser.start();
+        }
+    }
+
+    /** Waits for the background release of a lost lease, if one is running (bounded by the operation timeout). */
+    private void awaitLostRelease() {
+        Thread releaser = lostRelease;
+        if (releaser == null) {
+            return;
+        }
+        boolean interrupted = false;
+        while (releaser.isAlive()) {
+            try {
+                releaser.join();
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -35,7 +35,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  *   <li>Java: each snippet is compiled against this module's test class path (the starter, gcslock-test, Spring
  *       Boot). A snippet with a top-level class is compiled as a file; a snippet of members (a method, a field and
  *       a method, a {@code @Bean}) is compiled inside a class that extends {@link ReadmeUserCode}, which has the
- *       application's own methods the snippets call. The imports an IDE would add are added.</li>
+ *       application's own methods the snippets call. Only the snippet's own imports are used (hoisted to the top of
+ *       the file), so every snippet shows the imports a user needs to copy it.</li>
  *   <li>XML: each snippet is well-formed, and each dependency has a version or is managed by a BOM that the same
  *       snippet imports; gcslock's versions and the ShedLock version are the build's, and {@code gcslock-bom}
  *       manages every published module at the build's version.</li>
@@ -45,13 +46,8 @@ class ReadmeSnippetsTest {
 
     private static final Path ROOT = Path.of("..").toAbsolutePath().normalize();
 
-    private static final List<String> IMPORTS = List.of(
-            "io.github.gcslock.*", "io.github.gcslock.spring.*",
-            "java.time.Duration", "java.util.Optional", "java.util.concurrent.locks.Lock",
-            "org.springframework.beans.factory.annotation.Autowired", "org.springframework.boot.SpringApplication",
-            "org.springframework.boot.autoconfigure.SpringBootApplication", "org.springframework.context.annotation.Bean",
-            "org.springframework.scheduling.annotation.EnableScheduling", "org.springframework.scheduling.annotation.Scheduled",
-            "com.google.api.gax.core.CredentialsProvider", "com.google.auth.oauth2.GoogleCredentials");
+    /** An import line of a snippet (a comment may follow it): hoisted to the top of the compiled file. */
+    private static final Pattern IMPORT = Pattern.compile("(?m)^import\\s+(?:static\\s+)?[\\w.*]+;.*$");
 
     private static final Pattern TOP_LEVEL_TYPE = Pattern.compile("(?m)^(?:public\\s+|final\\s+|abstract\\s+)*(?:class|interface|record|enum)\\s+(\\w+)");
 
@@ -86,17 +82,23 @@ class ReadmeSnippetsTest {
         List<String> failures = new ArrayList<>();
         for (Snippet s : java) {
             String className;
+            // Only the snippet's own imports (a user copies them with it), and the application's own classes
+            // that the snippets call (ReadmeUserCode, ReportJob).
             StringBuilder source = new StringBuilder("package io.github.gcslock.sample.readme;\n\n");
-            IMPORTS.forEach(i -> source.append("import ").append(i).append(";\n"));
+            Matcher imports = IMPORT.matcher(s.text());
+            while (imports.find()) {
+                source.append(imports.group()).append('\n');
+            }
             source.append("import io.github.gcslock.sample.*;\n\n");
-            Matcher type = TOP_LEVEL_TYPE.matcher(s.text());
+            String body = IMPORT.matcher(s.text()).replaceAll("");
+            Matcher type = TOP_LEVEL_TYPE.matcher(body);
             if (type.find()) {
                 className = type.group(1);
-                source.append(s.text());
+                source.append(body);
             } else {
                 className = "ReadmeSnippetAtLine" + s.line();
                 source.append("@org.springframework.stereotype.Component\nclass ").append(className)
-                        .append(" extends ReadmeUserCode {\n").append(s.text()).append("}\n");
+                        .append(" extends ReadmeUserCode {\n").append(body).append("}\n");
             }
             String errors = compile(className, source.toString());
             if (!errors.isEmpty()) {
@@ -104,6 +106,26 @@ class ReadmeSnippetsTest {
             }
         }
         assertThat(failures).as("README Java snippets that do not compile").isEmpty();
+    }
+
+    @Test
+    void everyJavaSnippetShowsTheImportsOfGcslocksTypes() throws Exception {
+        for (Snippet s : snippets("java")) {
+            Matcher type = Pattern.compile("\\b(LockRegistry|GcsLocked|GcsLocks|Lease|GcsLockRegistry|GcsIntegrationLockRegistry)\\b")
+                    .matcher(IMPORT.matcher(s.text()).replaceAll(""));
+            while (type.find()) {
+                assertThat(s.text()).as("README.md line " + s.line() + " uses " + type.group(1) + " and shows its import")
+                        .containsPattern("(?m)^import io\\.github\\.gcslock\\.[\\w.]*\\b" + type.group(1) + ";");
+            }
+        }
+    }
+
+    @Test
+    void theLeaderElectionSnippetIsTheConfigurationTheFailoverTestRuns() throws Exception {
+        Snippet leader = snippets("java").stream().filter(s -> s.text().contains("class LeaderConfig")).findFirst().orElseThrow();
+        String tested = Files.readString(Path.of("src/test/java/io/github/gcslock/sample/LeaderConfig.java"));
+        assertThat(tested.substring(tested.indexOf("import "))).as("LeaderConfig.java after its package line")
+                .isEqualTo(leader.text());
     }
 
     private static String compile(String className, String source) throws Exception {
