@@ -90,10 +90,13 @@ class ScenarioSmokeTest {
     void heldScaleRefreshesEveryLeaseAndReportsItsFigures() throws Exception {
         Bench.Results results = new Bench.Results();
         HeldScaleScenario scenario = new HeldScaleScenario(results);
+        // TTLs long enough that a GCS call (bounded to TTL/3, its read timeout too) does not time out on a loaded
+        // machine: with 2 s (a 666 ms bound) the in-process emulator's replies came too late ("Read timed out").
+        // The head-of-line lease's replies stay slower than its bound (half the TTL against a third).
         scenario.run(List.of(
-                new HeldScaleScenario.Config("held-scale", 20, 5, 5, Duration.ofSeconds(2), 0, Duration.ZERO, 2),
-                new HeldScaleScenario.Config("held-scale-head-of-line", 20, 5, 5, Duration.ofSeconds(3), 1,
-                        Duration.ofMillis(1500), 2)));
+                new HeldScaleScenario.Config("held-scale", 20, 5, 5, Duration.ofSeconds(10), 0, Duration.ZERO, 2),
+                new HeldScaleScenario.Config("held-scale-head-of-line", 20, 5, 5, Duration.ofSeconds(12), 1,
+                        Duration.ofSeconds(6), 2)));
 
         List<String> lines = results.lines();
         assertThat(lines).hasSize(2);

@@ -108,7 +108,9 @@ class HealthBookkeepingTest {
                         GcsLockActuatorAutoConfiguration.class, GcsLockShedLockAutoConfiguration.class,
                         GcsLockIntegrationAutoConfiguration.class))
                 .withPropertyValues("gcslock.emulator.endpoint=" + gcs.endpoint(), "gcslock.bucket=health",
-                        "gcslock.ttl=2s", "gcslock.write-rate-window=20ms", "gcslock.operation-timeout=300ms")
+                        // Generous: a GCS call bounded to 300 ms ended in "Read timed out" on a loaded machine, an
+                        // outage these tests did not make. The outages they make are 503s, refused at once.
+                        "gcslock.ttl=10s", "gcslock.operation-timeout=3s")
                 .withBean(Inner.class)
                 .withBean(Outer.class);
     }
@@ -177,9 +179,11 @@ class HealthBookkeepingTest {
             io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
             Lease lease = locks.tryAcquire("nightly").orElseThrow();
             gcs.faults().failNext(100_000, 503, Operation.PATCH); // refreshes fail; nothing else does
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertOutage(ctx, "after a failed refresh"));
+            await("the health to show the outage of the refreshes").atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertOutage(ctx, "after a failed refresh"));
             lease.release(); // its DELETE is answered
-            await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> assertReachable(ctx, "after the release's DELETE"));
+            await("the health to show GCS reachable after the release's DELETE").atMost(Duration.ofSeconds(60))
+                    .untilAsserted(() -> assertReachable(ctx, "after the release's DELETE"));
             assertThat(output.getAll()).contains("gcslock: GCS is reachable again after");
         });
     }
@@ -191,7 +195,7 @@ class HealthBookkeepingTest {
             outer.beforeInner(() -> {
                 Lease lease = GcsLocks.currentLease().orElseThrow();
                 gcs.storage().delete(BlobId.of("health", "gcslock/shared")); // someone deleted our lock object
-                await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isHealthy());
+                await("the lease whose object was deleted to be unhealthy").atMost(Duration.ofSeconds(60)).until(() -> !lease.isHealthy());
             });
             outer.run();
             assertThat(ctx.getBean(Inner.class).runs()).as("the nested call did not run").isZero();

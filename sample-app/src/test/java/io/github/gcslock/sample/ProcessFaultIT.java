@@ -34,6 +34,10 @@ class ProcessFaultIT {
 
     private static final Path JAR = Path.of("target", "sample-app.jar");
     private static final String JOB = "long-migration";
+    /** How long a child JVM may take to start and take the lock: generous, for a loaded machine. */
+    private static final Duration CHILD_START = Duration.ofSeconds(300);
+    /** How long the contender may wait for the lock after the holder's fault: a liveness bound (the time is printed). */
+    private static final Duration TAKEOVER_BOUND = Duration.ofSeconds(120);
 
     private GcsEmulator gcs;
     private GcsLockRegistry contender;
@@ -44,8 +48,10 @@ class ProcessFaultIT {
     void start() {
         gcs = GcsEmulator.start();
         gcs.createBucket("gcslock");
-        contender = GcsLockRegistry.builder(gcs.storage(), "gcslock").ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20))
-                .refreshInterval(Duration.ofMillis(400)).backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2)
+        // The children hold with a 2 s TTL (what is measured); the contender's own lease only has to stay healthy,
+        // so it gets a TTL and a GCS call bound (read timeout) that a loaded machine does not run out of.
+        contender = GcsLockRegistry.builder(gcs.storage(), "gcslock").ttl(Duration.ofSeconds(30))
+                .operationTimeout(Duration.ofSeconds(10)).writeRateWindow(Duration.ofMillis(20)).backoff(Duration.ofMillis(20), Duration.ofMillis(100), 2)
                 .listener(new LockEventListener() {
                     @Override
                     public void tookOver(String name, LockInfo staleHolder) {
@@ -85,11 +91,16 @@ class ProcessFaultIT {
                 .redirectErrorStream(true).redirectOutput(log.toFile()).start();
         processes.add(p);
         Instance instance = new Instance(p, port, log);
-        // A read that times out on a loaded machine (the contender's calls are bounded to TTL/3) only means "ask again".
-        await().atMost(Duration.ofSeconds(60)).ignoreExceptionsInstanceOf(io.github.gcslock.GcsLockException.class).until(() -> {
-            Optional<LockInfo> info = contender.inspect(JOB);
-            return info.isPresent() && info.get().owner().startsWith(name + "@");
-        });
+        // A liveness bound, not a measurement: a child JVM took 59 s to start on a loaded 2-core machine. A GCS
+        // call that fails there only means "ask again"; a child that exited will never hold the lock, so that
+        // ends the wait at once, naming its log.
+        await("child '" + name + "' (log: " + log + ") to start and hold " + JOB)
+                .atMost(CHILD_START).pollInterval(Duration.ofMillis(200))
+                .failFast("child '" + name + "' exited before holding " + JOB + " (log: " + log + ")", () -> !p.isAlive())
+                .ignoreExceptionsInstanceOf(io.github.gcslock.GcsLockException.class).until(() -> {
+                    Optional<LockInfo> info = contender.inspect(JOB);
+                    return info.isPresent() && info.get().owner().startsWith(name + "@");
+                });
         return instance;
     }
 
@@ -121,7 +132,7 @@ class ProcessFaultIT {
         Instance a = holder("victim", "200ms");
         long t0 = System.nanoTime();
         a.process.destroyForcibly().waitFor();
-        Lease lease = contender.acquire(JOB, Duration.ofSeconds(30));
+        Lease lease = contender.acquire(JOB, TAKEOVER_BOUND);
         long ms = Duration.ofNanos(System.nanoTime() - t0).toMillis();
         System.out.println("PROCESS kill9_takeover_ms=" + ms + " (ttl 2000 ms, backoff cap 100 ms)");
         assertThat(lease.isHealthy()).isTrue();
@@ -133,7 +144,7 @@ class ProcessFaultIT {
         Instance a = holder("graceful", "200ms");
         long t0 = System.nanoTime();
         a.process.destroy(); // SIGTERM
-        Lease lease = contender.acquire(JOB, Duration.ofSeconds(30));
+        Lease lease = contender.acquire(JOB, TAKEOVER_BOUND);
         long ms = Duration.ofNanos(System.nanoTime() - t0).toMillis();
         System.out.println("PROCESS sigterm_takeover_ms=" + ms);
         assertThat(lease.isHealthy()).isTrue();
@@ -148,13 +159,14 @@ class ProcessFaultIT {
         Thread.sleep(300);
         signal(a.process, "STOP");
         long t0 = System.nanoTime();
-        Lease lease = contender.acquire(JOB, Duration.ofSeconds(30));
+        Lease lease = contender.acquire(JOB, TAKEOVER_BOUND);
         System.out.println("PROCESS sigstop_takeover_ms=" + Duration.ofNanos(System.nanoTime() - t0).toMillis());
         new FencedResultStore(gcs.storage(), "gcslock").write("migration-progress", "by the new holder", lease.fencingToken());
         signal(a.process, "CONT");
         // Resumed mid-step: its lease is past its deadline, so health is DOWN at once (no refresh needed).
         assertThat(healthStatus(a.port)).isEqualTo(503);
-        await().atMost(Duration.ofSeconds(20)).until(() -> a.output().contains("migration stopped cleanly before step 2"));
+        await("child 'frozen' (log: " + a.log + ") to log that the migration stopped before step 2")
+                .atMost(Duration.ofSeconds(120)).until(() -> a.output().contains("migration stopped cleanly before step 2"));
         String out = a.output();
         assertThat(out).contains("fenced write of step 1 refused");
         assertThat(out.indexOf("fenced write of step 1 refused")).isLessThan(out.indexOf("migration stopped cleanly before step 2"));
