@@ -24,7 +24,7 @@ final class Pricing {
     /** The list price of one request of {@code op}. */
     static double usd(Operation op) {
         return switch (op) {
-            case INSERT, UPLOAD, PATCH, UPDATE, LIST, COMPOSE, REWRITE, BUCKET_INSERT -> CLASS_A_USD;
+            case INSERT, UPLOAD, PATCH, UPDATE, LIST, COMPOSE, REWRITE, BUCKET_INSERT, BUCKET_LIST -> CLASS_A_USD;
             case GET, BUCKET_GET -> CLASS_B_USD;
             case DELETE, BUCKET_DELETE -> 0;
             case OTHER -> CLASS_A_USD; // unknown: counted at the dearer class
