@@ -16,7 +16,7 @@ public class GcsLockUnknownPropertyFailureAnalyzer extends AbstractFailureAnalyz
         return new FailureAnalysis("gcslock is misconfigured: " + String.join("\n", cause.lines()),
                 Character.toUpperCase(renames.charAt(0)) + renames.substring(1) + ". gcslock refuses a key under gcslock. "
                         + "that it does not know rather than run on the default the key meant to change; the README's "
-                        + "Configuration section lists the valid keys, and an IDE completes them from gcslock's configuration metadata.",
+                        + "Properties section lists the valid keys, and an IDE completes them from gcslock's configuration metadata.",
                 cause);
     }
 }
