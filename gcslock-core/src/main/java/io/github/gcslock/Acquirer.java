@@ -226,7 +226,10 @@ final class Acquirer {
             // local permit: a one-shot call of another thread here still makes its request meanwhile (a cron
             // tick must not end with nobody asking because a waiter of this process was sleeping).
             long left = budget - (nanoTime.getAsLong() - start);
-            long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;
+            // A wait whose budget has run out looks only if a look is due (its last look at the deadline); else it ends
+            // here. It must never take the permit only to find the look not due and go round again: with no budget
+            // left that loop spun, a CPU busy until the look came due, and the call outlived maxWait.
+            long untilDue = budget > 0 ? attempts.nanosUntilNextLook(name) : 0;
             if (untilDue > 0) {
                 boolean woken = runtime.await(closing, Math.min(untilDue, left));
                 if (woken) {

@@ -1,0 +1,833 @@
+package io.github.gcslock;
+
+import com.google.cloud.storage.StorageException;
+
+import java.net.SocketTimeoutException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.AbstractExecutorService;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Delayed;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+/**
+ * A deterministic scheduler in virtual time for the engine's own threads (issue 29 part 2): the {@link EngineRuntime}
+ * of every registry of one exploration, and the {@link InMemoryStorage.Gate} of their shared bucket.
+ *
+ * <p>Every thread of the exploration is controlled: the actors (callers of the public API) and one thread per task
+ * of the engine's executors (refresh timer, refresh threads, deadline thread, event threads), made by the engine's own
+ * thread factories so they carry its names. A controlled thread runs until it reaches a <em>yield point</em> — a GCS
+ * request, a timed wait of the engine (wait loop, local permit, write-window sleep, a close waiting for releases), a
+ * pause of a scenario — or ends, or blocks on one of the engine's locks. When every controlled thread is so
+ * (quiescence), the explorer picks the next step with its seeded random: deliver a parked request (or, with faults,
+ * lose its reply after it was applied, drop it, answer 503), end a wait, run a due task on a new thread, start an
+ * actor, or move virtual time to the next due event. Time moves only then; no task due is left behind more than
+ * {@link #LATENESS} (the engine's threads are fast beside its timings) and no request outlives the operation
+ * timeout (the client's bound, rule 15). Every step is printed to the trace; the same seed gives the same choices.
+ *
+ * <p>What is not controlled: the instants at which a thread released from one of the engine's locks runs between two
+ * yield points (two such threads may run at once until their next yield point), and plain memory accesses. The
+ * schedule is therefore replayable as far as the yield points decide it.
+ */
+final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
+
+    /** How late a due task may run: time does not move further past it. */
+    static final long LATENESS = Duration.ofMillis(50).toNanos();
+    private static final Instant EPOCH = Instant.parse("2026-01-01T00:00:00Z");
+
+    final long seed;
+    private final Random random;
+    private final boolean faults;
+    private final long operationTimeout;
+    private final List<String> trace = new ArrayList<>();
+    private final Object lock = new Object();
+    /** Virtual time, nanoseconds since {@link #EPOCH}. */
+    private volatile long now = Duration.ofHours(1).toNanos();
+    private long sequence;
+    /** Guarded by {@link #lock}. */
+    private final List<Yield> parked = new ArrayList<>();
+    private final List<Task> tasks = new ArrayList<>();
+    private final List<Actor> actors = new ArrayList<>();
+    private final Set<Thread> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private volatile boolean aborted;
+
+    VirtualWorld(long seed, boolean faults, Duration operationTimeout) {
+        this.seed = seed;
+        this.random = new Random(seed);
+        this.faults = faults;
+        this.operationTimeout = operationTimeout.toNanos();
+    }
+
+    // ------------------------------------------------------------------ time
+
+    Instant instant() {
+        return EPOCH.plusNanos(now);
+    }
+
+    Clock clock() {
+        return new Clock() {
+            @Override
+            public ZoneOffset getZone() {
+                return ZoneOffset.UTC;
+            }
+
+            @Override
+            public Clock withZone(java.time.ZoneId zone) {
+                return this;
+            }
+
+            @Override
+            public Instant instant() {
+                return VirtualWorld.this.instant();
+            }
+        };
+    }
+
+    List<String> trace() {
+        synchronized (lock) {
+            return new ArrayList<>(trace);
+        }
+    }
+
+    private void log(String line) {
+        synchronized (lock) {
+            trace.add(String.format("%8.3f s  %s", (now - Duration.ofHours(1).toNanos()) / 1e9, line));
+        }
+    }
+
+    // ------------------------------------------------------------------ yield points
+
+    /** A controlled thread waiting for the explorer's decision. */
+    private abstract class Yield {
+        final Thread thread = Thread.currentThread();
+        final long seq;
+        final String what;
+        final Semaphore go = new Semaphore(0);
+        volatile String decision;
+        /** Set by the thread once it runs again after the decision: until then it is not settled. */
+        volatile boolean resumed;
+
+        Yield(String what) {
+            synchronized (lock) {
+                this.seq = ++sequence;
+            }
+            this.what = what;
+        }
+
+        /** The decisions open now (empty: not yet). */
+        abstract List<String> options();
+
+        /** When this yield can be decided by time alone (Long.MAX_VALUE: never). */
+        long due() {
+            return Long.MAX_VALUE;
+        }
+
+        /** A due that time must not pass without deciding this yield. */
+        long bound() {
+            return Long.MAX_VALUE;
+        }
+
+        String await() {
+            if (aborted) {
+                return "abort";
+            }
+            synchronized (lock) {
+                parked.add(this);
+            }
+            go.acquireUninterruptibly();
+            resumed = true;
+            return decision;
+        }
+
+        @Override
+        public String toString() {
+            return thread.getName() + ": " + what;
+        }
+    }
+
+    @Override
+    public Object serve(InMemoryStorage.Request request, InMemoryStorage.Apply apply) throws StorageException {
+        if (!threads.contains(Thread.currentThread())) {
+            return apply.run(); // a check of the test itself
+        }
+        long sent = now;
+        log(Thread.currentThread().getName() + " sends " + request);
+        Yield y = new Yield(request.toString()) {
+            @Override
+            List<String> options() {
+                List<String> o = new ArrayList<>();
+                boolean late = now - sent > operationTimeout;
+                if (!late) {
+                    o.add("deliver");
+                }
+                if (faults) {
+                    if (!late) {
+                        o.add("deliver");
+                        o.add("503");
+                    }
+                    o.add("lose reply");
+                    o.add("drop");
+                }
+                if (thread.isInterrupted() && !late) {
+                    o.add("interrupted");
+                }
+                return o;
+            }
+
+            @Override
+            long bound() {
+                return sent + operationTimeout;
+            }
+        };
+        String d = y.await();
+        switch (d) {
+            case "deliver":
+                return apply.run();
+            case "lose reply":
+                try {
+                    apply.run();
+                } catch (StorageException ignored) {
+                    // its reply is lost either way
+                }
+                throw timeout(request);
+            case "503":
+                throw new StorageException(503, "Service Unavailable (explorer)");
+            case "interrupted":
+                throw new StorageException(0, "interrupted during the client's backoff (explorer)");
+            default: // drop, abort
+                throw timeout(request);
+        }
+    }
+
+    private static StorageException timeout(InMemoryStorage.Request request) {
+        return new StorageException(new SocketTimeoutException("Read timed out (explorer: " + request + ")"));
+    }
+
+    private abstract class TimedYield extends Yield {
+        final long due;
+
+        TimedYield(String what, long nanos) {
+            super(what);
+            this.due = nanos >= Long.MAX_VALUE / 4 ? Long.MAX_VALUE : now + Math.max(0, nanos);
+        }
+
+        @Override
+        long due() {
+            return due;
+        }
+
+        List<String> timed(boolean ready) {
+            List<String> o = new ArrayList<>();
+            if (ready) {
+                o.add("ready");
+            }
+            if (now >= due) {
+                o.add("timeout");
+            }
+            if (thread.isInterrupted()) {
+                o.add("interrupted");
+            }
+            return o;
+        }
+    }
+
+    @Override
+    public boolean await(CountDownLatch latch, long nanos) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        if (latch.getCount() == 0) {
+            return true;
+        }
+        String d = new TimedYield("await latch " + Duration.ofNanos(nanos), nanos) {
+            @Override
+            List<String> options() {
+                return timed(latch.getCount() == 0);
+            }
+        }.await();
+        return finish(d, () -> latch.getCount() == 0);
+    }
+
+    @Override
+    public boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException {
+        while (true) {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            if (permit.tryAcquire()) {
+                return true;
+            }
+            long left = nanos;
+            String d = new TimedYield("local permit " + Duration.ofNanos(nanos), left) {
+                @Override
+                List<String> options() {
+                    return timed(permit.availablePermits() > 0);
+                }
+            }.await();
+            if (!d.equals("ready")) {
+                return finish(d, permit::tryAcquire);
+            }
+        }
+    }
+
+    @Override
+    public void sleep(long nanos) throws InterruptedException {
+        if (Thread.interrupted()) {
+            throw new InterruptedException();
+        }
+        finish(new TimedYield("sleep " + Duration.ofNanos(nanos), nanos) {
+            @Override
+            List<String> options() {
+                return timed(false);
+            }
+        }.await(), () -> true);
+    }
+
+    /** A scenario's own wait of virtual time (an actor holding its lease for a while), interruptible. */
+    void sleepVirtual(Duration d) throws InterruptedException {
+        sleep(d.toNanos());
+    }
+
+    /** A scenario's pause (a slow listener): the explorer decides when it goes on. */
+    void pause(String what) {
+        new Yield(what) {
+            @Override
+            List<String> options() {
+                return List.of("continue");
+            }
+        }.await();
+    }
+
+    private static boolean finish(String decision, Supplier<Boolean> ready) throws InterruptedException {
+        switch (decision) {
+            case "ready":
+                return true;
+            case "interrupted":
+                Thread.interrupted();
+                throw new InterruptedException();
+            default: // timeout, abort
+                return ready.get();
+        }
+    }
+
+    // ------------------------------------------------------------------ executors
+
+    /** Virtual time, nanoseconds: the registries' ticker and the clock of the engine's sleeps. */
+    @Override
+    public long nanoTime() {
+        return now;
+    }
+
+    @Override
+    public ScheduledExecutorService timer(ThreadFactory threads) {
+        return new VirtualExecutor(threads);
+    }
+
+    @Override
+    public ExecutorService refreshThreads(int maxThreads, Duration keepAlive, ThreadFactory threads) {
+        return new VirtualExecutor(threads);
+    }
+
+    @Override
+    public ExecutorService eventThreads(ThreadFactory threads) {
+        return new VirtualExecutor(threads);
+    }
+
+    /** A task of a virtual executor: due at a virtual instant, run on a new thread of its executor's factory. */
+    private final class Task extends FutureTask<Object> implements ScheduledFuture<Object> {
+        final VirtualExecutor executor;
+        final long due;
+        final long seq;
+        volatile boolean started;
+
+        Task(VirtualExecutor executor, Callable<Object> body, long due) {
+            super(body);
+            this.executor = executor;
+            this.due = due;
+            synchronized (lock) {
+                this.seq = ++sequence;
+            }
+        }
+
+        @Override
+        public long getDelay(TimeUnit unit) {
+            return unit.convert(due - now, TimeUnit.NANOSECONDS);
+        }
+
+        @Override
+        public int compareTo(Delayed o) {
+            return Long.compare(getDelay(TimeUnit.NANOSECONDS), o.getDelay(TimeUnit.NANOSECONDS));
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            boolean cancelled = super.cancel(mayInterruptIfRunning);
+            synchronized (lock) {
+                if (!started) {
+                    tasks.remove(this);
+                }
+            }
+            return cancelled;
+        }
+
+        @Override
+        protected void done() {
+            synchronized (lock) {
+                executor.running.remove(this);
+            }
+        }
+    }
+
+    private final class VirtualExecutor extends AbstractExecutorService implements ScheduledExecutorService {
+        private final ThreadFactory factory;
+        /** The name of this executor's threads (the first one's, for the trace). */
+        final String kind;
+        private volatile boolean shutdown;
+        /** Started, not done. Guarded by {@link #lock}. */
+        final Set<Task> running = new LinkedHashSet<>();
+        final Set<Thread> runningThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+        VirtualExecutor(ThreadFactory factory) {
+            this.factory = factory;
+            this.kind = factory.newThread(() -> { }).getName().replaceAll("\\d+$", "");
+        }
+
+        private Task submitAt(Callable<Object> body, long delayNanos) {
+            if (shutdown) {
+                throw new RejectedExecutionException("shut down");
+            }
+            Task t = new Task(this, body, now + Math.max(0, delayNanos));
+            synchronized (lock) {
+                tasks.add(t);
+            }
+            return t;
+        }
+
+        void start(Task t) {
+            synchronized (lock) {
+                tasks.remove(t);
+                t.started = true;
+                running.add(t);
+            }
+            Thread th = factory.newThread(() -> {
+                runningThreads.add(Thread.currentThread());
+                try {
+                    t.run();
+                } finally {
+                    runningThreads.remove(Thread.currentThread());
+                }
+            });
+            th.setDaemon(true);
+            threads.add(th);
+            th.start();
+        }
+
+        boolean idle() {
+            synchronized (lock) {
+                return running.isEmpty() && tasks.stream().noneMatch(t -> t.executor == this);
+            }
+        }
+
+        @Override
+        public void execute(Runnable command) {
+            submitAt(Executors.callable(command), 0);
+        }
+
+        @Override
+        public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+            return submitAt(Executors.callable(command), unit.toNanos(delay));
+        }
+
+        @Override
+        public <V> ScheduledFuture<V> schedule(Callable<V> callable, long delay, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public ScheduledFuture<?> scheduleAtFixedRate(Runnable command, long initialDelay, long period, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public ScheduledFuture<?> scheduleWithFixedDelay(Runnable command, long initialDelay, long delay, TimeUnit unit) {
+            throw new UnsupportedOperationException();
+        }
+
+        @Override
+        public void shutdown() {
+            shutdown = true;
+        }
+
+        @Override
+        public List<Runnable> shutdownNow() {
+            shutdown = true;
+            List<Runnable> dropped = new ArrayList<>();
+            synchronized (lock) {
+                for (Task t : new ArrayList<>(tasks)) {
+                    if (t.executor == this) {
+                        tasks.remove(t);
+                        t.cancel(false);
+                        dropped.add(t);
+                    }
+                }
+            }
+            runningThreads.forEach(Thread::interrupt); // as ThreadPoolExecutor.shutdownNow interrupts its workers
+            return dropped;
+        }
+
+        @Override
+        public boolean isShutdown() {
+            return shutdown;
+        }
+
+        @Override
+        public boolean isTerminated() {
+            return shutdown && idle();
+        }
+
+        @Override
+        public boolean awaitTermination(long timeout, TimeUnit unit) throws InterruptedException {
+            if (Thread.interrupted()) {
+                throw new InterruptedException();
+            }
+            if (isTerminated()) {
+                return true;
+            }
+            String d = new TimedYield("await termination " + Duration.ofNanos(unit.toNanos(timeout)), unit.toNanos(timeout)) {
+                @Override
+                List<String> options() {
+                    return timed(isTerminated());
+                }
+            }.await();
+            return finish(d, this::isTerminated);
+        }
+    }
+
+    private static final class Executors {
+        static Callable<Object> callable(Runnable r) {
+            return () -> {
+                r.run();
+                return null;
+            };
+        }
+    }
+
+    // ------------------------------------------------------------------ actors and the explorer
+
+    /** A caller of the public API: a controlled thread the explorer starts when it chooses. */
+    final class Actor {
+        final String name;
+        final ThrowingRunnable body;
+        Thread thread;
+        volatile Throwable failure;
+        volatile boolean done;
+
+        Actor(String name, ThrowingRunnable body) {
+            this.name = name;
+            this.body = body;
+        }
+    }
+
+    interface ThrowingRunnable {
+        void run() throws Exception;
+    }
+
+    Actor actor(String name, ThrowingRunnable body) {
+        Actor a = new Actor(name, body);
+        actors.add(a);
+        return a;
+    }
+
+    /** Thrown by {@link #explore} when a run fails: the failure, the seed and the schedule. */
+    static final class ExplorationFailure extends AssertionError {
+        ExplorationFailure(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /**
+     * Runs the actors to their end under the seeded schedule, calling {@code check} at every quiescent point (it
+     * throws AssertionError on a violation). Fails on a violation, an actor's unexpected exception, a hang (no step
+     * possible, an actor not done), or more than {@code maxSteps} steps.
+     */
+    void explore(int maxSteps, Duration maxVirtual, Runnable check) {
+        long end = now + maxVirtual.toNanos();
+        int steps = 0;
+        try {
+            while (true) {
+                settle();
+                check.run();
+                if (actors.stream().allMatch(a -> a.done)) {
+                    // Every caller returned: deliver what is in flight and run what is due, without moving time.
+                    if (!stepWithoutTime()) {
+                        return;
+                    }
+                } else {
+                    List<Runnable> choices = new ArrayList<>();
+                    List<String> labels = new ArrayList<>();
+                    collect(choices, labels, true);
+                    long advanceTo = nextDue();
+                    boolean canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end;
+                    if (choices.isEmpty() && !canAdvance) {
+                        settle(200); // a thread just let go by one of the engine's locks may not have run yet
+                        collect(choices, labels, true);
+                        advanceTo = nextDue();
+                        canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end;
+                    }
+                    if (choices.isEmpty() && !canAdvance) {
+                        throw new AssertionError("hang: no step possible at virtual " + Duration.ofNanos(now - end + maxVirtual.toNanos())
+                                + " and actors not done: " + describeThreads());
+                    }
+                    int pick = random.nextInt(choices.size() + (canAdvance ? 1 : 0));
+                    if (pick == choices.size()) {
+                        now = advanceTo;
+                        log("time -> " + Duration.ofNanos(advanceTo - Duration.ofHours(1).toNanos()));
+                    } else {
+                        log(labels.get(pick));
+                        choices.get(pick).run();
+                    }
+                }
+                if (++steps > maxSteps) {
+                    throw new AssertionError("no end after " + maxSteps + " steps: " + describeThreads());
+                }
+            }
+        } catch (AssertionError | RuntimeException e) {
+            throw new ExplorationFailure("seed " + seed + ": " + e.getMessage() + "\nschedule (" + trace.size() + " steps):\n"
+                    + String.join("\n", trace()), e);
+        } finally {
+            abort();
+        }
+    }
+
+    /** One step that does not move time; false if none is possible. */
+    private boolean stepWithoutTime() {
+        List<Runnable> choices = new ArrayList<>();
+        List<String> labels = new ArrayList<>();
+        collect(choices, labels, false);
+        if (choices.isEmpty()) {
+            return false;
+        }
+        int pick = random.nextInt(choices.size());
+        log(labels.get(pick));
+        choices.get(pick).run();
+        return true;
+    }
+
+    private void collect(List<Runnable> choices, List<String> labels, boolean startActors) {
+        synchronized (lock) {
+            List<Yield> ys = new ArrayList<>(parked);
+            ys.sort(Comparator.comparingLong(y -> y.seq));
+            for (Yield y : ys) {
+                for (String option : y.options()) {
+                    choices.add(() -> decide(y, option));
+                    labels.add(y + " -> " + option);
+                }
+            }
+            List<Task> due = new ArrayList<>(tasks);
+            due.sort(Comparator.comparingLong(t -> t.seq));
+            for (Task t : due) {
+                if (t.due <= now && !t.isCancelled()) {
+                    choices.add(() -> t.executor.start(t));
+                    labels.add("run task #" + t.seq + " on a new " + t.executor.kind + " thread");
+                }
+            }
+        }
+        if (startActors) {
+            for (Actor a : actors) {
+                if (a.thread == null) {
+                    choices.add(() -> start(a));
+                    labels.add("start " + a.name);
+                }
+            }
+        }
+    }
+
+    /** The next instant at which something becomes possible by time alone, within every bound; MAX_VALUE if none. */
+    private long nextDue() {
+        long next = Long.MAX_VALUE;
+        long limit = Long.MAX_VALUE;
+        synchronized (lock) {
+            for (Task t : tasks) {
+                if (t.isCancelled()) {
+                    continue;
+                }
+                if (t.due > now) {
+                    next = Math.min(next, t.due);
+                } else {
+                    limit = Math.min(limit, t.due + LATENESS);
+                }
+            }
+            for (Yield y : parked) {
+                if (y.due() > now && y.due() != Long.MAX_VALUE) {
+                    next = Math.min(next, y.due());
+                }
+                limit = Math.min(limit, y.bound());
+                if (y.bound() <= now) {
+                    limit = now;
+                }
+            }
+        }
+        if (limit <= now) {
+            return Long.MAX_VALUE;
+        }
+        if (next == Long.MAX_VALUE) {
+            return limit == Long.MAX_VALUE ? Long.MAX_VALUE : limit; // a request reaching its timeout
+        }
+        return Math.min(next, limit);
+    }
+
+    /** Decided yields whose thread has not run yet. Guarded by {@link #lock}. */
+    private final List<Yield> waking = new ArrayList<>();
+
+    private void decide(Yield y, String option) {
+        synchronized (lock) {
+            parked.remove(y);
+            waking.add(y);
+        }
+        y.decision = option;
+        y.go.release();
+    }
+
+    private void start(Actor a) {
+        Thread t = new Thread(() -> {
+            try {
+                a.body.run();
+            } catch (Throwable e) {
+                a.failure = e;
+            } finally {
+                a.done = true;
+            }
+        }, "actor-" + a.name);
+        t.setDaemon(true);
+        a.thread = t;
+        threads.add(t);
+        t.start();
+    }
+
+    /**
+     * Waits until every controlled thread is parked at a yield point, ended, or blocked on one of the engine's locks
+     * (then re-checked after a moment: a thread just let go by a lock shows as blocked until it runs).
+     */
+    private void settle() {
+        settle(5);
+    }
+
+    /**
+     * As {@link #settle()}, a thread blocked on one of the engine's locks counting as settled once it has stayed so
+     * for {@code settleChecks} checks a millisecond apart.
+     */
+    private void settle(int settleChecks) {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        int stable = 0;
+        while (true) {
+            boolean allParked = true;
+            boolean quiet = true;
+            Set<Thread> atYield = new java.util.HashSet<>();
+            synchronized (lock) {
+                waking.removeIf(y -> y.resumed || !y.thread.isAlive());
+                if (!waking.isEmpty()) {
+                    quiet = false;
+                }
+                parked.forEach(y -> atYield.add(y.thread));
+            }
+            for (Thread t : threads) {
+                if (!t.isAlive()) {
+                    if (t.getState() == Thread.State.NEW) {
+                        quiet = false;
+                    }
+                    continue;
+                }
+                if (atYield.contains(t)) {
+                    continue;
+                }
+                Thread.State s = t.getState();
+                allParked = false;
+                if (s == Thread.State.RUNNABLE || s == Thread.State.NEW) {
+                    quiet = false;
+                    break;
+                }
+            }
+            if (quiet && allParked) {
+                return;
+            }
+            stable = quiet ? stable + 1 : 0;
+            if (stable >= settleChecks) {
+                return;
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("threads did not settle in 20 s (real; a thread spinning?): " + describeThreads());
+            }
+            if (quiet) {
+                try {
+                    Thread.sleep(1);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new AssertionError("interrupted");
+                }
+            } else {
+                Thread.onSpinWait();
+                Thread.yield();
+            }
+        }
+    }
+
+    String describeThreads() {
+        StringBuilder b = new StringBuilder();
+        synchronized (lock) {
+            for (Thread t : threads) {
+                if (!t.isAlive()) {
+                    continue;
+                }
+                b.append("\n  ").append(t.getName()).append(' ').append(t.getState());
+                parked.stream().filter(y -> y.thread == t).forEach(y -> b.append(" at ").append(y.what));
+                StackTraceElement[] st = t.getStackTrace();
+                for (int i = 0; i < Math.min(st.length, 40); i++) {
+                    if (st[i].getClassName().startsWith("io.github.gcslock") || i < 4) {
+                        b.append("\n      at ").append(st[i]);
+                    }
+                }
+            }
+            for (Actor a : actors) {
+                b.append("\n  actor ").append(a.name).append(a.done ? " done" : a.thread == null ? " not started" : " running");
+            }
+        }
+        return b.toString();
+    }
+
+    /** Ends the exploration: every yield point returns at once from now on (requests time out, waits end). */
+    private void abort() {
+        aborted = true;
+        now += Duration.ofDays(100).toNanos(); // every budget of a wait left running ends
+        synchronized (lock) {
+            for (Yield y : new ArrayList<>(parked)) {
+                y.decision = "abort";
+                y.go.release();
+            }
+            parked.clear();
+        }
+        threads.forEach(Thread::interrupt);
+    }
+
+    /** The actors, for the scenario to report their failures. */
+    Collection<Actor> actors() {
+        return actors;
+    }
+}
