@@ -11,7 +11,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
@@ -59,9 +58,17 @@ final class AcquireAttempt {
     private final LongSupplier nanoTime;
     private final Engine engine;
     private final WaitPacing pacing;
+    /** The write-window sleep (real time, unless a test's runtime substitutes virtual time). */
+    private final EngineRuntime runtime;
     private final ContentionHistory history = new ContentionHistory();
 
     AcquireAttempt(String bucket, ProcessIdentity me, Clock clock, LongSupplier nanoTime, WaitPacing pacing, Engine engine) {
+        this(bucket, me, clock, nanoTime, pacing, engine, EngineRuntime.REAL);
+    }
+
+    AcquireAttempt(String bucket, ProcessIdentity me, Clock clock, LongSupplier nanoTime, WaitPacing pacing, Engine engine,
+                   EngineRuntime runtime) {
+        this.runtime = runtime;
         this.pacing = pacing;
         this.bucket = bucket;
         this.me = me;
@@ -455,14 +462,14 @@ final class AcquireAttempt {
         boolean interrupted = false;
         // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
         long left = windowEnd - nanoTime.getAsLong();
-        long realEnd = System.nanoTime() + left;
+        long realEnd = runtime.nanoTime() + left;
         while (left > 0) {
             try {
-                TimeUnit.NANOSECONDS.sleep(left);
+                runtime.sleep(left);
             } catch (InterruptedException e) {
                 interrupted = true;
             }
-            left = Math.min(windowEnd - nanoTime.getAsLong(), realEnd - System.nanoTime());
+            left = Math.min(windowEnd - nanoTime.getAsLong(), realEnd - runtime.nanoTime());
         }
         if (interrupted) {
             Thread.currentThread().interrupt();

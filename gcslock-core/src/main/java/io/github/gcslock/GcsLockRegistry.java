@@ -77,7 +77,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         // A release makes at most three bounded calls and one write-window wait: close() waits that long for one.
         Duration releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
         this.issuer = new LeaseIssuer(context, holds, keeper, release, inspector, fencing, releaseBound);
-        this.attempts = new AcquireAttempt(bucket, me, b.clock, nanoTime, pacing, issuer);
+        this.attempts = new AcquireAttempt(bucket, me, b.clock, nanoTime, pacing, issuer, b.runtime);
         this.acquirer = new Acquirer(prefix, store, context, holds, attempts, issuer, pacing, b.runtime);
     }
 
