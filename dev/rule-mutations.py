@@ -2,6 +2,12 @@
 # Removes each rule of docs/DESIGN.md from the engine in turn and runs the test that pins it; every line
 # must say KILLED. Run from the repository root: python3 dev/rule-mutations.py [label...]
 # (builds gcslock-core with the modules it needs from this tree: no './mvnw install' required).
+#
+# --explorer [--tries N] [label...]: the catalogue run of issue 29 part 3. Applies each mutation (every one of this
+# list: the rules, and the fixes of the review rounds re-introduced) and runs ONLY the explorer
+# (EngineExplorerPropertyTest, N tries, default 15, no shrinking, a fresh random seed each), never the pinning test;
+# prints FOUND (with the try that found it, the explorer's run time and jqwik's seed) or NOT FOUND per mutation,
+# then the kill rate. A long budget: --tries 200.
 import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 E='gcslock-core/src/main/java/io/github/gcslock/'
@@ -134,7 +140,40 @@ muts = [
  ("write window: a takeover's create waits it out after its own DELETE", E+'AcquireAttempt.java', "                    awaitWriteWindow(ownDeleteEnded);\n", "", "WriteWindowTest#aStaleTakeoverCreatesAWindowAfterItsOwnDelete"),
  ("write window: a TTL too short for it is refused at build", E+'LockSettings.java', "if (!writeWindowFits(ttl)) {", "if (false) {", "ValidationTest#aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks"),
 ]
-only = sys.argv[1:] 
+import re, time
+args = sys.argv[1:]
+explorer = '--explorer' in args
+tries = 15
+if '--tries' in args:
+    tries = int(args[args.index('--tries') + 1])
+    del args[args.index('--tries'):args.index('--tries') + 2]
+only = [a for a in args if a != '--explorer']
+REPORTS = 'gcslock-core/target/surefire-reports/'
+
+def run_explorer(label):
+    start = time.time()
+    r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest=EngineExplorerPropertyTest',
+                        '-Dsurefire.failIfNoSpecifiedTests=false','-Djqwik.tries.default=%d' % tries,
+                        '-Djqwik.shrinking.default=OFF','-Djqwik.failures.after.default=RANDOM_SEED'],
+                       capture_output=True, text=True, timeout=1800)
+    wall = time.time() - start
+    out = ''
+    try:
+        out = open(REPORTS + 'io.github.gcslock.EngineExplorerPropertyTest-output.txt').read()
+        xml = open(REPORTS + 'TEST-io.github.gcslock.EngineExplorerPropertyTest.xml').read()
+    except OSError:
+        xml = ''
+    t = re.search(r'<testcase name="theEngines[^"]*" classname="[^"]*" time="([0-9.,]+)"', xml)
+    secs = t.group(1) if t else '?'
+    if r.returncode == 0:
+        return "NOT FOUND %s (%d tries, explorer %s s, build+run %.0f s)" % (label, tries, secs, wall), False
+    k = re.search(r'tries = (\d+)', out)
+    seed = re.search(r'seed = (-?\d+)', out)
+    what = re.search(r'Expecting empty but was: \[(.{0,220})', out) or re.search(r'(\w+(Exception|Error)[^\n]{0,200})', out)
+    return "FOUND %s at try %s of %d (explorer %s s, build+run %.0f s, seed %s): %s" % (label, k.group(1) if k else '?', tries,
+            secs, wall, seed.group(1) if seed else '?', (what.group(1) if what else r.stdout[-300:]).replace('\n', ' ')), True
+
+found = total = 0
 for label, f, old, new, test in muts:
     if only and not any(o in label for o in only): continue
     src = open(f).read()
@@ -146,7 +185,15 @@ for label, f, old, new, test in muts:
         mutated = mutated.replace(o, n, 1)
     open(f,'w').write(mutated)
     try:
+        if explorer:
+            line, hit = run_explorer(label)
+            total += 1
+            found += hit
+            print(line, flush=True)
+            continue
         r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
         print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + " -> " + test, flush=True)
     finally:
         open(f,'w').write(src)
+if explorer and total:
+    print("EXPLORER CATALOGUE: found %d of %d (%.0f %%), %d tries each" % (found, total, 100.0 * found / total, tries), flush=True)
