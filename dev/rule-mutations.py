@@ -131,6 +131,11 @@ muts = [
  ("a failing acquisition keeps its own exception when acquireFinished throws", E+'Acquirer.java', "if (failed != null && failed != e) {", "if (false) {", "ExplorerFindingsTest#aCallThatFailsKeepsItsDocumentedExceptionWhenAnAcquireFinishedListenerThrows"),
  # issue 29: found by the interleaving explorer (a wait whose budget ran out in the local queue spun until the look came due)
  ("wait loop: no spin once the budget has run out", E+'Acquirer.java', "long untilDue = budget > 0 ? attempts.nanosUntilNextLook(name) : 0;", "long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;", "EngineInterleavingExplorerTest#aWaitWhoseBudgetRanOutWhileAnotherThreadPacesEndsWithoutSpinning"),
+ ("close: a second close() waits for the first", E+'LeaseIssuer.java', "            awaitUninterruptibly(closeDone);\n            return;", "            return;", "ExplorerFindingsTest#aSecondCloseReturnsOnlyWhenTheFirstHasReleasedEverything"),
+ ("close: waits for releases in flight on application threads", E+'LeaseIssuer.java', "if (!release.awaitReleases(releaseBound)) {", "if (false) {", "ExplorerFindingsTest#closeWaitsForAReleaseInFlightOnAnApplicationThread"),
+ ("close: an interrupted closing thread waits all the same", [E+'LeaseKeeper.java', E+'LeaseRelease.java'], ["                } catch (InterruptedException e) {\n                    interrupted = true;\n                }\n            }", "                    } catch (InterruptedException e) {\n                        interrupted = true;\n                    }"], ["                } catch (InterruptedException e) {\n                    interrupted = true;\n                    break;\n                }\n            }", "                    } catch (InterruptedException e) {\n                        interrupted = true;\n                        return false;\n                    }"], "ExplorerFindingsTest#anInterruptedCloseStillWaitsForAReleaseInFlightAndKeepsTheFlag"),
+ ("close: released events of close() go to the listener threads", E+'LeaseIssuer.java', "            LockEventDispatcher.asEngineThread(() -> {", "            ((java.util.function.Consumer<Runnable>) Runnable::run).accept(() -> {", "ExplorerFindingsTest#aSlowReleasedListenerOfOneLockDoesNotHoldUpTheReleaseOfAnotherAtClose"),
+ ("a waiter ended any way deletes its own unknown create", E+'Acquirer.java', "        } catch (IllegalStateException | InterruptedException | GcsLockException ended) {", "        } catch (IllegalStateException ended) {", "ExplorerFindingsTest#aWaiterInterruptedAfterItsCreateReplyWasLostDeletesItsObject"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
  # issue 27, rule 21: no write of ours to one object within writeRateWindow of our previous write to it
  ("write window: refreshes scheduled after it and waited for", E+'LeaseKeeper.java', ["long at = later(dueNanos, windowEnd(lease));", "|| !awaitWriteWindow(lease)) {"], ["long at = dueNanos;", ") {"], "WriteWindowTest#refreshesAskedForMoreOftenThanTheWindowAllowsComeOnePerWindowWithout429"),
@@ -176,14 +181,16 @@ def run_explorer(label):
 found = total = 0
 for label, f, old, new, test in muts:
     if only and not any(o in label for o in only): continue
-    src = open(f).read()
     olds, news = (old, new) if isinstance(old, list) else ([old], [new])
-    if any(o not in src for o in olds):
+    files = f if isinstance(f, list) else [f] * len(olds)  # one file for all patterns, or one per pattern
+    srcs = {p: open(p).read() for p in set(files)}
+    mutated = dict(srcs)
+    if any(o not in srcs[p] for p, o in zip(files, olds)):
         print("MISSING PATTERN", label); continue
-    mutated = src
-    for o, n in zip(olds, news):
-        mutated = mutated.replace(o, n, 1)
-    open(f,'w').write(mutated)
+    for p, o, n in zip(files, olds, news):
+        mutated[p] = mutated[p].replace(o, n, 1)
+    for p in mutated:
+        open(p,'w').write(mutated[p])
     try:
         if explorer:
             line, hit = run_explorer(label)
@@ -194,6 +201,7 @@ for label, f, old, new, test in muts:
         r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
         print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + " -> " + test, flush=True)
     finally:
-        open(f,'w').write(src)
+        for p in srcs:
+            open(p,'w').write(srcs[p])
 if explorer and total:
     print("EXPLORER CATALOGUE: found %d of %d (%.0f %%), %d tries each" % (found, total, 100.0 * found / total, tries), flush=True)

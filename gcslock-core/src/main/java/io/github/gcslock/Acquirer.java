@@ -202,13 +202,14 @@ final class Acquirer {
         AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
         try {
             return waitLoop(name, maxWait, slot, timing, budget, start, leaseId, unknownCreates, owner);
-        } catch (IllegalStateException closed) {
+        } catch (IllegalStateException | InterruptedException | GcsLockException ended) {
             if (unknownCreates.ofThisCall()) {
-                // Rule 14: a create of this wait may have committed with its reply lost; close() ended the wait
-                // before the next attempt could adopt it. Nothing else will delete it: do it now (bounded).
+                // Rules 3, 14: a create of this wait may have committed with its reply lost; the wait ended (close(),
+                // an interrupt, its budget, GCS unreachable) before the next attempt could adopt it. Nothing else
+                // will delete it: do it now, bounded, with the interrupt flag clear (the exception consumed it).
                 attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing));
             }
-            throw closed;
+            throw ended;
         }
     }
 

@@ -39,6 +39,8 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      */
     private final Object lifecycle = new Object();
     private volatile boolean closed;
+    /** Counted down when the first close() has finished, for a second one to wait on. */
+    private final java.util.concurrent.CountDownLatch closeDone = new java.util.concurrent.CountDownLatch(1);
 
     LeaseIssuer(EngineContext context, LocalHolds holds, LeaseKeeper keeper, LeaseRelease release,
                 LockInspector inspector, FencingRecord fencing, Duration releaseBound) {
@@ -118,22 +120,55 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
         List<GcsLease> held;
         synchronized (lifecycle) {
             if (closed) {
-                return;
+                held = null;
+            } else {
+                closed = true;
+                held = holds.live();
             }
-            closed = true;
-            held = holds.live();
         }
-        wakeWaiters.run();
+        if (held == null) {
+            // A second close() (another thread, a shutdown hook) returns only when the first one has: every
+            // release it began, and every release in flight elsewhere, has finished (rule 14).
+            awaitUninterruptibly(closeDone);
+            return;
+        }
+        try {
+            wakeWaiters.run();
+            if (!held.isEmpty()) {
+                log.info("releasing {} held lock(s) on shutdown", held.size());
+            }
+            // The releases' events ("released") go to the listener threads: a slow listener of one lock must not
+            // hold up the release of the others (rule 20).
+            LockEventDispatcher.asEngineThread(() -> {
+                for (GcsLease lease : held) {
+                    release.releaseNow(lease);
+                }
+            });
+            // A release already running on the refresher (a hold-at-least release that came due) or on an
+            // application thread is not in this loop's hands: let it finish, bounded, so that close() never leaves
+            // an object of ours behind — on an interrupted closing thread too (the flag is given back).
+            keeper.close(releaseBound);
+            if (!release.awaitReleases(releaseBound)) {
+                log.warn("gave up waiting {} for lock releases in progress at close", releaseBound);
+            }
+        } finally {
+            closeDone.countDown();
+        }
+    }
 
-        if (!held.isEmpty()) {
-            log.info("releasing {} held lock(s) on shutdown", held.size());
+    private static void awaitUninterruptibly(java.util.concurrent.CountDownLatch latch) {
+        boolean interrupted = false;
+        while (true) {
+            try {
+                latch.await();
+                break;
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
         }
-        for (GcsLease lease : held) {
-            release.releaseNow(lease);
+        if (interrupted) {
+            Thread.currentThread().interrupt();
         }
-        // A release already running on the refresher (a hold-at-least release that came due) is not in
-        // this loop's hands: let it finish, bounded, so that close() never leaves an object of ours behind.
-        keeper.close(releaseBound);
     }
 
     static IllegalStateException closedException(String name) {

@@ -469,16 +469,27 @@ final class LeaseKeeper implements AutoCloseable {
     void close(Duration awaitRunning) {
         timer.shutdownNow(); // refreshes and delayed releases not yet due are dropped
         refreshers.shutdown();
+        boolean interrupted = false;
         try {
-            if (!awaitRunning.isZero() && !isRefresherThread()
-                    && !refreshers.awaitTermination(awaitRunning.toNanos(), TimeUnit.NANOSECONDS)) {
-                log.warn("gave up waiting {} for lock releases in progress at close", awaitRunning);
+            long end = System.nanoTime() + awaitRunning.toNanos();
+            // an interrupted closing thread waits all the same (the flag is given back): returning early would
+            // shutdownNow() a release in flight on the refresher and leave its object (rule 14)
+            while (!awaitRunning.isZero() && !isRefresherThread()) {
+                try {
+                    if (!refreshers.awaitTermination(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                        log.warn("gave up waiting {} for lock releases in progress at close", awaitRunning);
+                    }
+                    break;
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
             }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
         } finally {
             refreshers.shutdownNow();
             deadlines.shutdownNow();
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

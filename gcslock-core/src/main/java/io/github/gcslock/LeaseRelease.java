@@ -8,6 +8,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.ObjLongConsumer;
@@ -36,6 +37,9 @@ final class LeaseRelease {
     private final ObjLongConsumer<String> releasedCleanly;
     /** The write-window wait (real time, unless a test's runtime substitutes virtual time). */
     private final EngineRuntime runtime;
+    /** Releases that began and have not finished their delete yet, on any thread (rule 14: close() waits for them). */
+    private int inFlight;
+    private final Object inFlightChanged = new Object();
 
     LeaseRelease(LockStore store, LeaseKeeper keeper, LocalHolds holds, Listeners listeners, ProcessIdentity me,
                  Duration writeRateWindow, Duration ttl, LongSupplier nanoTime, ObjLongConsumer<String> releasedCleanly,
@@ -107,6 +111,7 @@ final class LeaseRelease {
         if (!lease.beginRelease()) {
             return;
         }
+        began();
         keeper.stop(lease);
         lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
         try {
@@ -115,6 +120,7 @@ final class LeaseRelease {
             }
         } finally {
             lease.released();
+            ended();
             lease.io.unlock();
             // "released" takes its place among the lock's events before the name is free here, so the next lease's
             // "acquired" comes after it (rule 20); delivered here if this is an application thread.
@@ -130,8 +136,56 @@ final class LeaseRelease {
     /** Deletes the object of a lease that was never handed out (its create raced close()). */
     void deleteUnhandedOut(GcsLease lease) {
         lease.beginRelease();
-        deleteOnRelease(lease);
-        lease.released();
+        began();
+        try {
+            deleteOnRelease(lease);
+        } finally {
+            lease.released();
+            ended();
+        }
+    }
+
+    private void began() {
+        synchronized (inFlightChanged) {
+            inFlight++;
+        }
+    }
+
+    private void ended() {
+        synchronized (inFlightChanged) {
+            inFlight--;
+            inFlightChanged.notifyAll();
+        }
+    }
+
+    /**
+     * Waits until no release is deleting its object, on any thread — the application's, the refresher's, close()'s —
+     * for at most {@code bound}, whatever the interrupt flag says (it is given back). Rule 14: close() returns only
+     * when every release in flight has finished. Returns whether none is left.
+     */
+    boolean awaitReleases(Duration bound) {
+        long end = System.nanoTime() + bound.toNanos();
+        boolean interrupted = false;
+        try {
+            synchronized (inFlightChanged) {
+                while (inFlight > 0) {
+                    long left = end - System.nanoTime();
+                    if (left <= 0) {
+                        return false;
+                    }
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(inFlightChanged, left);
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                return true;
+            }
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     private void deleteOnRelease(GcsLease lease) {

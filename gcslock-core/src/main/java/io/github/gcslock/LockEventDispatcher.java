@@ -56,6 +56,23 @@ final class LockEventDispatcher {
         };
     }
 
+    /**
+     * Runs {@code body} on the calling thread as if it were an engine thread: the events it raises go to the listener
+     * threads instead of running here (close() releasing every lease: a slow listener of one lock must not hold up
+     * the release of the others).
+     */
+    static void asEngineThread(Runnable body) {
+        Boolean before = ENGINE_THREAD.get();
+        ENGINE_THREAD.set(Boolean.TRUE);
+        try {
+            body.run();
+        } finally {
+            if (before == null) {
+                ENGINE_THREAD.remove();
+            }
+        }
+    }
+
     static boolean onEngineThread() {
         return ENGINE_THREAD.get() != null;
     }

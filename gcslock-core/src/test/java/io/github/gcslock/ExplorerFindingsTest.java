@@ -3,6 +3,8 @@ package io.github.gcslock;
 import com.google.cloud.storage.Blob;
 import com.google.cloud.storage.BlobInfo;
 import com.google.cloud.storage.Storage;
+import io.github.gcslock.test.ClientFaults;
+import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -10,7 +12,11 @@ import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -163,5 +169,148 @@ class ExplorerFindingsTest extends EmulatorTestBase {
         assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(1), Duration.ofSeconds(-1)))
                 .isInstanceOf(GcsLockConfigurationException.class);
         assertThat(object("job")).isNull();
+    }
+
+    // ------------------------------------------------------------------ close() and releases in flight (rule 14)
+
+    /** Holds the next DELETE of {@code object} in the emulator until {@code go}; {@code arrived} when it got there. */
+    private void holdNextDelete(String object, CountDownLatch arrived, CountDownLatch go) {
+        gcs.faults().beforeNext(Operation.DELETE, object, () -> {
+            arrived.countDown();
+            try {
+                go.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    private GcsLockRegistry slowRegistry() {
+        return registry(b -> b.ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5)).operationTimeout(Duration.ofSeconds(5)));
+    }
+
+    /** A second close() returned at once while the first was still deleting the objects: now it waits for the first. */
+    @Test
+    void aSecondCloseReturnsOnlyWhenTheFirstHasReleasedEverything() throws Exception {
+        GcsLockRegistry r = slowRegistry();
+        r.tryAcquire("job").orElseThrow();
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        holdNextDelete("gcslock/job", arrived, go);
+        CompletableFuture<Void> first = CompletableFuture.runAsync(r::close);
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> second = CompletableFuture.runAsync(r::close);
+        Thread.sleep(300);
+        assertThat(second).as("the second close() returned while the first one's DELETE was in flight").isNotDone();
+        go.countDown();
+        second.get(20, TimeUnit.SECONDS);
+        assertThat(object("job")).isNull();
+        first.get(20, TimeUnit.SECONDS);
+    }
+
+    /** close() returned while an application thread's release was deleting its object: now it waits for it. */
+    @Test
+    void closeWaitsForAReleaseInFlightOnAnApplicationThread() throws Exception {
+        GcsLockRegistry r = slowRegistry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        holdNextDelete("gcslock/job", arrived, go);
+        CompletableFuture<Void> release = CompletableFuture.runAsync(lease::release);
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
+        Thread.sleep(300);
+        assertThat(close).as("close() returned while a release's DELETE was in flight").isNotDone();
+        go.countDown();
+        close.get(20, TimeUnit.SECONDS);
+        assertThat(object("job")).isNull();
+        release.get(20, TimeUnit.SECONDS);
+    }
+
+    /** An interrupted closing thread returned at once, before a hold-at-least release in flight had deleted its object. */
+    @Test
+    void anInterruptedCloseStillWaitsForAReleaseInFlightAndKeepsTheFlag() throws Exception {
+        GcsLockRegistry r = slowRegistry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        holdNextDelete("gcslock/job", arrived, go);
+        r.releaseAfter(lease, Duration.ofMillis(50));
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+        AtomicBoolean flagKept = new AtomicBoolean();
+        CompletableFuture<Void> close = CompletableFuture.runAsync(() -> {
+            Thread.currentThread().interrupt();
+            r.close();
+            flagKept.set(Thread.interrupted());
+        });
+        Thread.sleep(300);
+        assertThat(close).as("an interrupted close() returned while a release's DELETE was in flight").isNotDone();
+        go.countDown();
+        close.get(20, TimeUnit.SECONDS);
+        assertThat(object("job")).isNull();
+        assertThat(flagKept).isTrue();
+    }
+
+    /** close() released every lease on its own thread, each after the last one's released listeners: a slow one held up the rest. */
+    @Test
+    void aSlowReleasedListenerOfOneLockDoesNotHoldUpTheReleaseOfAnotherAtClose() throws Exception {
+        CountDownLatch listenerMayReturn = new CountDownLatch(1);
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override public void released(Lease lease) {
+                if (lease.name().equals("a")) {
+                    try {
+                        listenerMayReturn.await(20, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+        }));
+        r.tryAcquire("a").orElseThrow();
+        r.tryAcquire("b").orElseThrow();
+        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
+        try {
+            close.get(10, TimeUnit.SECONDS);
+            assertThat(object("a")).isNull();
+            assertThat(object("b")).isNull();
+        } finally {
+            listenerMayReturn.countDown();
+        }
+    }
+
+    /**
+     * A waiter whose create committed with its reply lost, ended by an interrupt before its next attempt could adopt
+     * the object, left it until its TTL (only close() ending the wait deleted it). Now any end of the wait does.
+     */
+    @Test
+    void aWaiterInterruptedAfterItsCreateReplyWasLostDeletesItsObject() throws Exception {
+        GcsLockRegistry r = GcsLockRegistry.builder(gcs.storage("waiter"), BUCKET).ttl(Duration.ofSeconds(30))
+                .refreshInterval(Duration.ofSeconds(5)).operationTimeout(Duration.ofMillis(500)).verifyBucket(false)
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0).build();
+        try (r) {
+            waiterInterrupted(r);
+        }
+    }
+
+    private void waiterInterrupted(GcsLockRegistry r) throws Exception {
+        ClientFaults net = gcs.faults().client("waiter");
+        net.partitionAfterNextRequest(ClientFaults.Partition.HANG, Operation.INSERT);
+        CompletableFuture<Throwable> waiter = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                r.acquire("job", Duration.ofSeconds(60));
+                waiter.complete(null);
+            } catch (Throwable e) {
+                waiter.complete(e);
+            }
+        });
+        t.start();
+        await().atMost(Duration.ofSeconds(10)).until(() -> object("job") != null); // the create committed, its reply is lost
+        Thread.sleep(700); // the retries hang in the partition
+        t.interrupt();
+        Thread.sleep(100);
+        net.heal();
+        assertThat(waiter.get(20, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
+        assertThat(object("job")).as("the interrupted waiter's own create").isNull();
     }
 }
