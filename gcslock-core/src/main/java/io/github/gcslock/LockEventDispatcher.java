@@ -106,7 +106,7 @@ final class LockEventDispatcher {
             if (onEngineThread()) {
                 pool.execute(() -> drain(lockName));
             } else {
-                drain(lockName);
+                drain(lockName, event); // its own event only: what is raised meanwhile goes to the listener threads
             }
         };
     }
@@ -187,6 +187,15 @@ final class LockEventDispatcher {
     }
 
     private void drain(String lockName) {
+        drain(lockName, null);
+    }
+
+    /**
+     * Runs the events of {@code lockName} in order; an application thread ({@code last} its own event) stops after its
+     * own and hands the rest to the listener threads: events raised meanwhile (another lease's, the refresher's) are
+     * never delivered on the caller's thread, which a stream of them could otherwise keep there without bound (rule 20).
+     */
+    private void drain(String lockName, Runnable last) {
         while (true) {
             Runnable next;
             Thread previous;
@@ -207,6 +216,19 @@ final class LockEventDispatcher {
                 synchronized (this) {
                     restore(lockName, previous);
                 }
+            }
+            if (next == last) {
+                boolean more;
+                synchronized (this) {
+                    more = !pending.get(lockName).isEmpty();
+                    if (!more) {
+                        pending.remove(lockName);
+                    }
+                }
+                if (more) {
+                    pool.execute(() -> drain(lockName));
+                }
+                return;
             }
         }
     }

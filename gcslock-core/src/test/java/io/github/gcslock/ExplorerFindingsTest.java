@@ -17,6 +17,8 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -312,5 +314,46 @@ class ExplorerFindingsTest extends EmulatorTestBase {
         net.heal();
         assertThat(waiter.get(20, TimeUnit.SECONDS)).isInstanceOf(InterruptedException.class);
         assertThat(object("job")).as("the interrupted waiter's own create").isNull();
+    }
+
+    /**
+     * Explorer: {@code P2 listener REQUEST_ANSWERED -> BLOCK; renew(hold[0], LONG)}, then {@code P2 inspect('b')} did not
+     * return within 20 s. An application thread that reports its own request's event drained the lock's queue on, so
+     * the refresher's events raised meanwhile (each slow, coming faster than they ran) kept the caller without bound.
+     * Rule 20: an application thread runs its own event only; the rest go to the listener threads.
+     */
+    @Test
+    void anApplicationThreadRunsOnlyItsOwnEventNotTheOnesRaisedMeanwhile() throws Exception {
+        CountDownLatch inCall = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        AtomicReference<Thread> caller = new AtomicReference<>();
+        GcsLockRegistry r = registry(b -> b.refreshInterval(Duration.ofMillis(100)).listener(new LockEventListener() {
+            @Override public void requestAnswered(String name) {
+                if (!"job".equals(name) || caller.get() == null) {
+                    return;
+                }
+                try {
+                    if (Thread.currentThread() == caller.get() && inCall.getCount() > 0) {
+                        inCall.countDown();
+                        go.await(10, TimeUnit.SECONDS);
+                    } else {
+                        Thread.sleep(300); // the lock's later events are slow: a stream faster than it drains
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }));
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CompletableFuture<Optional<LockInfo>> inspect = CompletableFuture.supplyAsync(() -> {
+            caller.set(Thread.currentThread());
+            return r.inspect("job");
+        });
+        assertThat(inCall.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(500); // the lease's refreshes raise events meanwhile, queued behind the caller's own
+        go.countDown();
+        assertThat(inspect.get(5, TimeUnit.SECONDS)).as("inspect() returns once its own event ran").isPresent();
+        caller.set(null);
+        lease.release();
     }
 }
