@@ -24,7 +24,6 @@ import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Future;
 import java.util.function.Supplier;
 
 /**
@@ -115,15 +114,21 @@ public class GcsLockedInterceptor implements MethodInterceptor {
             return invokeReactive(invocation, spec, name, locks, returnType);
         }
         // A stage's work goes on after the method returns, on other threads: the hold is this invocation's, so that
-        // the calling thread's next call (the next tick of a single-thread scheduler) finds it held.
-        LockOwner owner = CompletionStage.class.isAssignableFrom(returnType)
-                ? LockOwner.newInvocation(LockNameResolver.describe(spec.method())) : null;
+        // the calling thread's next call (the next tick of a single-thread scheduler) finds it held. A plain call
+        // holds for its thread — or, made in the synchronous part of an invocation that holds the name (a future's
+        // body before it returns, a publisher's assembly), re-enters that invocation's hold (rule 17).
+        boolean returnsStage = CompletionStage.class.isAssignableFrom(returnType);
+        if (returnsStage && spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name)) {
+            throw selfWait(name, spec);
+        }
+        LockOwner owner = returnsStage ? LockOwner.newInvocation(LockNameResolver.describe(spec.method()))
+                : GcsLocks.invocationHolding(name);
         Lease lease = policy.acquireOrSkip(locks, name, spec, owner);
         if (lease == null) {
             return emptyResult(returnType);
         }
         long started = System.nanoTime();
-        GcsLocks.push(lease);
+        GcsLocks.push(lease, owner);
         boolean handedOver = false;
         try {
             Object result = invocation.proceed();
@@ -142,10 +147,24 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         }
     }
 
-    /** Gives the lock back now, or after what is left of {@code holdAtLeast}. */
+    /**
+     * A future or publisher call with WAIT made on a thread inside a hold of the same name (its own plain hold, or
+     * the synchronous part of an invocation that holds it): that hold cannot end while this call waits for it.
+     */
+    private static IllegalStateException selfWait(String name, LockedMethod spec) {
+        return new IllegalStateException("@GcsLocked " + LockNameResolver.describe(spec.method()) + ": lock '" + name
+                + "' is held by the calling thread (" + Thread.currentThread().getName() + "), so this WAIT call would "
+                + "wait for a hold that cannot end while it waits; a future or publisher call is not reentrant into it: "
+                + "make it outside that hold, call a plain method, or use SKIP or FAIL");
+    }
+
+    /**
+     * Gives the lock back now, or after what is left of {@code holdAtLeast} — at once if the lease was lost
+     * (nothing is held any more, and a lost lease kept until then would keep the health DOWN for no reason).
+     */
     private static void release(LockRegistry locks, Lease lease, LockedMethod spec, long startedNanos) {
         Duration remaining = spec.holdAtLeast().minusNanos(System.nanoTime() - startedNanos);
-        if (remaining.isNegative() || remaining.isZero()) {
+        if (remaining.isNegative() || remaining.isZero() || lease.lostReason().isPresent()) {
             lease.release();
         } else {
             locks.releaseAfter(lease, remaining);
@@ -155,8 +174,10 @@ public class GcsLockedInterceptor implements MethodInterceptor {
     /**
      * What the caller of a method returning a {@link CompletionStage} gets: a future that completes like the
      * method's stage, but only after the lock was given back (so the caller's next step never finds it still
-     * held). Cancelling it cancels the method's future, which releases the lock. A declared subtype of
-     * {@code CompletableFuture} cannot be replaced; the lock is then released when that future completes.
+     * held). Cancelling it returns control to the caller at once; it does not cancel the method's own future,
+     * because cancelling a {@code CompletableFuture} never stops the work behind it: the lock is held until the
+     * method's future completes (the work ended). A declared subtype of {@code CompletableFuture} cannot be
+     * replaced; the lock is then released when that future completes.
      */
     static Object holdUntilComplete(CompletionStage<?> stage, Class<?> declared, Runnable release) {
         if (!declared.isAssignableFrom(CompletableFuture.class)) {
@@ -175,11 +196,6 @@ public class GcsLockedInterceptor implements MethodInterceptor {
                 }
             }
         });
-        view.whenComplete((value, error) -> {
-            if (view.isCancelled() && stage instanceof Future<?> work) {
-                work.cancel(true);
-            }
-        });
         return view;
     }
 
@@ -191,26 +207,32 @@ public class GcsLockedInterceptor implements MethodInterceptor {
      */
     private Object invokeReactive(MethodInvocation invocation, LockedMethod spec, String name, LockRegistry locks,
                                   Class<?> returnType) {
-        record Held(Lease lease, long startedNanos) {
+        record Held(Lease lease, long startedNanos, LockOwner owner) {
         }
         return ReactiveLocking.lockFor(returnType, name, LockNameResolver.describe(spec.method()),
+                () -> spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name) ? selfWait(name, spec) : null,
                 owner -> {
                     Lease lease = policy.acquireOrSkip(locks, name, spec, owner);
-                    return lease == null ? null : new Held(lease, System.nanoTime());
+                    return lease == null ? null : new Held(lease, System.nanoTime(), owner);
                 },
                 Held::lease,
-                () -> {
-                    // Once per subscription, as Spring's reactive transactions do.
+                held -> {
+                    // Once per subscription, as Spring's reactive transactions do. The method's own code (the
+                    // assembly of its publisher) runs inside the subscription's hold: a plain call of the name there re-enters it.
                     MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;
+                    GcsLocks.push(held.lease(), held.owner());
                     try {
                         return call.proceed();
-                    } catch (Exception | Error e) {
+                    } catch (RuntimeException | Error e) {
                         throw e;
                     } catch (Throwable t) {
                         throw new UndeclaredThrowableException(t);
+                    } finally {
+                        GcsLocks.pop();
                     }
                 },
-                held -> release(locks, held.lease(), spec, held.startedNanos()));
+                held -> release(locks, held.lease(), spec, held.startedNanos()),
+                () -> policy.pendingReleases().begin(locks, name));
     }
 
     /** What a skipped method returns: null, an empty Optional, or a primitive's zero. */

@@ -45,6 +45,7 @@ final class IfLockedPolicy {
     private final ApplicationEventPublisher events;
     private final ObjectProvider<GcsLockedAcquireListener> acquireListeners;
     private final Set<Method> skippedOnce = ConcurrentHashMap.newKeySet();
+    private final PendingReleases pendingReleases = new PendingReleases();
     private volatile ObjectProvider<GcsReachability> reachability;
     /** The waits in progress, which closing the context ends (null: none tracked). */
     private volatile ObjectProvider<GcsLockedWaits> waits;
@@ -68,6 +69,11 @@ final class IfLockedPolicy {
 
     void setWaits(ObjectProvider<GcsLockedWaits> waits) {
         this.waits = waits;
+    }
+
+    /** The releases of cancelled subscriptions in flight, which a call of the same name waits for first. */
+    PendingReleases pendingReleases() {
+        return pendingReleases;
     }
 
     /**
@@ -171,6 +177,11 @@ final class IfLockedPolicy {
 
     /** The registry call of each mode, for {@code owner} (null: the thread): null when SKIP finds the lock held elsewhere. */
     private Lease acquire(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) throws InterruptedException {
+        // A release that a cancelled call of this process left running must not make this call skip or fail
+        // (not waited for inside a hold of the name: a nested call re-enters or is refused, never by a release).
+        if (!GcsLocks.inside(name)) {
+            pendingReleases.awaitReleases(locks, name);
+        }
         if (spec.ifLocked() == IfLocked.WAIT) {
             return acquire(locks, name, spec.maxWait() != null ? spec.maxWait() : NO_LIMIT, owner);
         }

@@ -12,8 +12,10 @@ import reactor.util.context.ContextView;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Consumer;
 import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
  * {@code @GcsLocked} on methods returning a Reactor {@link Mono} or {@link Flux}: the lock is taken when the
@@ -54,42 +56,72 @@ final class ReactiveLocking {
     /**
      * The publisher the caller gets.
      *
-     * @param type    {@code Mono.class} or {@code Flux.class}
-     * @param name    the lock name of this call
-     * @param method  what is locked (the method), naming each subscription's owner
-     * @param acquire takes the lock for the owner given (blocking); null when the call is skipped (the result is then empty)
-     * @param leaseOf the lease of what {@code acquire} returned
-     * @param invoke  invokes the method (once per subscription) and returns its publisher
-     * @param release gives the lock back (blocking)
+     * @param type     {@code Mono.class} or {@code Flux.class}
+     * @param name     the lock name of this call
+     * @param method   what is locked (the method), naming each subscription's owner
+     * @param selfWait asked on the subscribing thread when the subscription is not nested in a holder of the name:
+     *                 the error to signal at once (a WAIT that would wait for a hold of its own thread), or null
+     * @param acquire  takes the lock for the owner given (blocking); null when the call is skipped (the result is then empty)
+     * @param leaseOf  the lease of what {@code acquire} returned
+     * @param invoke   invokes the method (once per subscription) under what {@code acquire} returned and returns its publisher
+     * @param release  gives the lock back (blocking)
+     * @param pending  begins a release the cancelling subscriber does not wait for (see {@link PendingReleases})
      */
-    static <H> Object lockFor(Class<?> type, String name, String method, Function<LockOwner, H> acquire,
-                              Function<H, Lease> leaseOf, Callable<Object> invoke, Consumer<H> release) {
+    static <H> Object lockFor(Class<?> type, String name, String method, Supplier<RuntimeException> selfWait,
+                              Function<LockOwner, H> acquire, Function<H, Lease> leaseOf, Function<H, Object> invoke,
+                              Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
         Function<Attempt<H>, Mono<Void>> giveBack = a -> Mono.<Void>fromRunnable(() -> release.accept(a.resource))
                 .subscribeOn(Schedulers.boundedElastic());
+        // A cancel returns at once and its release runs on another thread: later calls of the name wait for it.
+        Function<Attempt<H>, Mono<Void>> giveBackOnCancel = a -> {
+            CompletableFuture<Void> released = pending.get();
+            return giveBack.apply(a).doFinally(s -> released.complete(null));
+        };
         // Once per subscription: its owner is the enclosing holder of this name (a nested call, reentrant) or new.
         Mono<Attempt<H>> held = Mono.deferContextual(ctx -> {
-            Attempt<H> attempt = new Attempt<>(ownerIn(ctx, name, method));
-            return Mono.fromCallable(() -> attempt.acquired(acquire.apply(attempt.owner), release))
+            LockOwner enclosing = enclosingOwner(ctx, name);
+            if (enclosing == null) {
+                RuntimeException refused = selfWait.get();
+                if (refused != null) {
+                    return Mono.error(refused);
+                }
+            }
+            Attempt<H> attempt = new Attempt<>(enclosing != null ? enclosing : LockOwner.newInvocation(method));
+            // The acquisition never throws out of the callable: an error raised just as the subscriber leaves would
+            // be dropped by subscribeOn, which Reactor logs at ERROR. It travels as the attempt's failure instead,
+            // and is signalled only to a subscriber still there.
+            return Mono.fromCallable(() -> {
+                        if (!attempt.start()) {
+                            return null; // cancelled before the acquisition began: nothing to take or give back
+                        }
+                        try {
+                            return attempt.acquired(acquire.apply(attempt.owner), release);
+                        } catch (RuntimeException | Error e) {
+                            return attempt.failed(e);
+                        } finally {
+                            attempt.acquisitionEnded();
+                        }
+                    })
                     .subscribeOn(Schedulers.boundedElastic())
-                    .doOnCancel(() -> attempt.cancelled(release));
+                    .doOnCancel(() -> attempt.cancelled(release, pending))
+                    .flatMap(a -> a.failure != null ? Mono.<Attempt<H>>error(a.failure) : Mono.just(a));
         });
         if (type == Flux.class) {
             return Flux.usingWhen(held,
-                    a -> a.adopt() ? Flux.defer(() -> Flux.from(publisher(invoke)))
+                    a -> a.adopt() ? Flux.defer(() -> Flux.from(publisher(() -> invoke.apply(a.resource))))
                             .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))) : Flux.empty(),
-                    giveBack, (a, error) -> giveBack.apply(a), giveBack);
+                    giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel);
         }
         return Mono.usingWhen(held,
-                a -> a.adopt() ? Mono.defer(() -> Mono.from(publisher(invoke)))
+                a -> a.adopt() ? Mono.defer(() -> Mono.from(publisher(() -> invoke.apply(a.resource))))
                         .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))) : Mono.empty(),
-                giveBack, (a, error) -> giveBack.apply(a), giveBack);
+                giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel);
     }
 
-    /** The owner of a subscription for {@code name}: the holder of the name this chain runs inside, or a new invocation. */
-    private static LockOwner ownerIn(ContextView ctx, String name, String method) {
+    /** The holder of {@code name} that this chain runs inside (a nested call, reentrant), or null. */
+    private static LockOwner enclosingOwner(ContextView ctx, String name) {
         Map<String, LockOwner> owners = ctx.getOrDefault(OWNERS, Map.of());
-        LockOwner enclosing = owners.get(name);
-        return enclosing != null ? enclosing : LockOwner.newInvocation(method);
+        return owners.get(name);
     }
 
     /** The context of the method's publisher: its lease, and {@code owner} as the holder of {@code name}. */
@@ -109,8 +141,14 @@ final class ReactiveLocking {
         /** Who the hold of this subscription belongs to. */
         final LockOwner owner;
         H resource;
+        /** Why the acquisition failed (signalled to the subscriber if it is still there). */
+        Throwable failure;
         private boolean cancelled;
         private boolean adopted;
+        private boolean started;
+        private boolean acquisitionEnded;
+        /** The release that a cancel during the acquisition leaves to the acquisition: ends when it ended. */
+        private CompletableFuture<Void> releasedAfterAcquisition;
 
         Attempt(LockOwner owner) {
             this.owner = owner;
@@ -129,10 +167,39 @@ final class ReactiveLocking {
             return this;
         }
 
-        synchronized void cancelled(Consumer<H> release) {
+        /** The acquisition begins, unless the subscriber already left. */
+        synchronized boolean start() {
+            started = !cancelled;
+            return started;
+        }
+
+        /** The acquisition failed: this attempt carrying the failure, or null if the subscriber already left. */
+        synchronized Attempt<H> failed(Throwable e) {
+            if (cancelled) {
+                return null; // nobody to tell, nothing to log (a WAIT interrupted by the cancel, typically)
+            }
+            failure = e;
+            return this;
+        }
+
+        /**
+         * The subscriber cancelled: an acquisition still running gives back what it takes (a later call of the name
+         * waits for that, see {@link PendingReleases}); one that finished but was not adopted is given back now.
+         */
+        synchronized void cancelled(Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
             cancelled = true;
             if (resource != null && !adopted) {
                 release.accept(resource);
+            } else if (resource == null && started && !acquisitionEnded) {
+                releasedAfterAcquisition = pending.get();
+            }
+        }
+
+        /** The acquisition ended (taken and, if cancelled, given back; skipped; or failed). */
+        synchronized void acquisitionEnded() {
+            acquisitionEnded = true;
+            if (releasedAfterAcquisition != null) {
+                releasedAfterAcquisition.complete(null);
             }
         }
 

@@ -87,12 +87,16 @@ class GcsLockedAsyncTest {
     }
 
     @Test
-    void cancellingTheReturnedFutureCancelsTheWorkAndReleases() {
+    void cancellingTheReturnedFutureKeepsTheHoldUntilTheWorkEnds() {
         CompletableFuture<String> work = new CompletableFuture<>();
         CompletableFuture<String> result = jobs.future(work);
         assertThat(freeElsewhere("future")).isFalse();
         result.cancel(true);
-        assertThat(work).isCancelled();
+        // Cancelling a CompletableFuture never stops the work behind it: the lock stays held until it ends.
+        assertThat(result).isCancelled();
+        assertThat(work).isNotDone();
+        assertThat(freeElsewhere("future")).as("held while the cancelled call's work still runs").isFalse();
+        work.complete("done");
         await().atMost(Duration.ofSeconds(5)).until(() -> freeElsewhere("future"));
     }
 

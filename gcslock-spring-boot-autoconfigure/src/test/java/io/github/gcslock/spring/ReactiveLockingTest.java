@@ -24,7 +24,7 @@ class ReactiveLockingTest {
         AtomicInteger invoked = new AtomicInteger();
         Object held = new Object();
         @SuppressWarnings("unchecked")
-        Mono<String> mono = (Mono<String>) ReactiveLocking.lockFor(Mono.class, "job", "test",
+        Mono<String> mono = (Mono<String>) ReactiveLocking.lockFor(Mono.class, "job", "test", () -> null,
                 owner -> {
                     acquiring.countDown();
                     // An acquisition that ignores the interrupt Reactor may send on cancel, as a GCS call in
@@ -40,11 +40,11 @@ class ReactiveLockingTest {
                     }
                 },
                 h -> (Lease) null,
-                () -> {
+                h -> {
                     invoked.incrementAndGet();
                     return Mono.just("ran");
                 },
-                h -> released.incrementAndGet());
+                h -> released.incrementAndGet(), java.util.concurrent.CompletableFuture::new);
         Disposable subscription = mono.subscribe();
         assertThat(acquiring.await(5, TimeUnit.SECONDS)).isTrue();
         subscription.dispose();

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+# Re-introduces, one at a time, the defects that the Spring layer's fixes removed (issue 20's review rounds, issue 26)
+# and runs InvocationOwnershipPropertyTest ALONE against each: its power is the share it KILLS.
+# Run from the repository root (through /work/bin/slot on the shared machine):
+#   python3 dev/spring-mutations.py [label...]        tries per mutation: -t N (default 100)
+import subprocess, sys, os, shutil
+os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
+S = 'gcslock-spring-boot-autoconfigure/src/main/java/io/github/gcslock/spring/'
+muts = [
+ # 94539a3 (issue 20): one invocation, one hold
+ ("future: the hold is the calling thread's (94539a3)", S+'GcsLockedInterceptor.java',
+  "LockOwner owner = returnsStage ? LockOwner.newInvocation(LockNameResolver.describe(spec.method()))", "LockOwner owner = returnsStage ? null"),
+ ("publisher: the hold is the pooled thread's (94539a3)", S+'ReactiveLocking.java',
+  "return attempt.acquired(acquire.apply(attempt.owner), release);", "return attempt.acquired(acquire.apply(null), release);"),
+ ("publisher: one owner per call, not per subscription: re-subscription re-enters (94539a3)", S+'ReactiveLocking.java',
+  ["        Mono<Attempt<H>> held = Mono.deferContextual(ctx -> {", "new Attempt<>(enclosing != null ? enclosing : LockOwner.newInvocation(method));"],
+  ["        LockOwner shared = LockOwner.newInvocation(method);\n        Mono<Attempt<H>> held = Mono.deferContextual(ctx -> {", "new Attempt<>(enclosing != null ? enclosing : shared);"]),
+ ("publisher: a nested publisher in the holder's chain is not reentrant (94539a3)", S+'ReactiveLocking.java',
+  "        return owners.get(name);", "        return null;"),
+ ("publisher: a lock taken after the subscriber left is kept (94539a3)", S+'ReactiveLocking.java',
+  "            if (cancelled) {\n                release.accept(h);\n                return null;\n            }", "            if (cancelled) {\n                return null;\n            }"),
+ ("publisher: a lock taken but not yet adopted is kept on cancel (94539a3)", S+'ReactiveLocking.java',
+  "            if (resource != null && !adopted) {\n                release.accept(resource);", "            if (resource != null && !adopted) {\n                resource.hashCode();"),
+ ("publisher: each subscription invokes the used invocation, not a clone (94539a3)", S+'GcsLockedInterceptor.java',
+  "MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;", "MethodInvocation call = invocation;"),
+ ("future: the caller's view completes before the release", S+'GcsLockedInterceptor.java',
+  "        stage.whenComplete((value, error) -> {\n            try {\n                release.run();", "        stage.whenComplete((value, error) -> {\n            try {\n                CompletableFuture.runAsync(release);"),
+ # ef04840: health bookkeeping from the request events
+ ("health: a failed request is not an outage (ef04840)", S+'GcsReachability.java',
+  "    public void requestFailed(String name, GcsLockException error) {\n        failed(error);", "    public void requestFailed(String name, GcsLockException error) {\n        error.hashCode();"),
+ ("health: an answered request does not end an outage (ef04840)", S+'GcsReachability.java',
+  "    public void requestAnswered(String name) {\n        reached();", "    public void requestAnswered(String name) {\n        name.hashCode();"),
+ ("health: a call that sent no request (skipped here, reentrant) flips it UP (ef04840)", S+'IfLockedPolicy.java',
+  "        if (lease == null) {\n            // Who holds it", "        if (tracker() != null) {\n            tracker().reached();\n        }\n        if (lease == null) {\n            // Who holds it"),
+ # 951b111: shutdown ends waits (not in the property test's alphabet: no context closes there)
+ ("shutdown: waits are not ended when the context closes (951b111)", S+'IfLockedPolicy.java',
+  "        if (tracked == null || wait.isZero()) {", "        if (true) {"),
+ # 94539a3: start-up refuses final methods (not in the alphabet: the test proxies its bean itself)
+ ("start-up: final methods are not refused (94539a3)", S+'GcsLockedNameChecker.java',
+  "        if (Modifier.isFinal(modifiers) && !viaInterface) {", "        if (false) {"),
+ # issue 26
+ ("26: a cancelled future's work still runs, its hold is released at the cancel", S+'GcsLockedInterceptor.java',
+  "        return view;\n    }", "        view.whenComplete((value, error) -> {\n            if (view.isCancelled() && stage instanceof java.util.concurrent.Future<?> work) {\n                work.cancel(true);\n            }\n        });\n        return view;\n    }"),
+ ("26: a call does not wait for the release of a cancelled subscription", S+'IfLockedPolicy.java',
+  "            pendingReleases.awaitReleases(locks, name);", "            name.hashCode();"),
+ ("26: a plain call in an invocation's synchronous part is not reentrant", S+'GcsLockedInterceptor.java',
+  "                : GcsLocks.invocationHolding(name);", "                : null;"),
+ ("26: a future WAIT inside a hold of its thread waits for itself", S+'GcsLockedInterceptor.java',
+  "if (returnsStage && spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name)) {", "if (false) {"),
+ ("26: a publisher WAIT subscribed inside a hold of its thread waits for itself", S+'GcsLockedInterceptor.java',
+  "() -> spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name) ? selfWait(name, spec) : null,", "() -> null,"),
+ ("26: an acquisition that fails as its subscriber leaves is dropped (ERROR log)", S+'ReactiveLocking.java',
+  "                            return attempt.failed(e);", "                            throw e;"),
+ ("26: holdAtLeast keeps a lost lease", S+'GcsLockedInterceptor.java',
+  " || lease.lostReason().isPresent()) {", ") {"),
+]
+args = sys.argv[1:]
+tries = '100'
+if '-t' in args:
+    i = args.index('-t'); tries = args[i + 1]; del args[i:i + 2]
+killed = survived = 0
+for label, f, old, new, *rest in muts:
+    if args and not any(o in label for o in args): continue
+    src = open(f).read()
+    olds, news = (old, new) if isinstance(old, list) else ([old], [new])
+    if any(o not in src for o in olds):
+        print("MISSING PATTERN", label, flush=True); continue
+    mutated = src
+    for o, n in zip(olds, news):
+        mutated = mutated.replace(o, n, 1)
+    open(f, 'w').write(mutated)
+    shutil.rmtree('gcslock-spring-boot-autoconfigure/target/jqwik-database', ignore_errors=True)
+    try:
+        r = subprocess.run(['./mvnw', '-B', '-q', '-o', '-pl', 'gcslock-spring-boot-autoconfigure', '-am', 'test',
+                            '-Dtest=InvocationOwnershipPropertyTest', '-Dsurefire.failIfNoSpecifiedTests=false',
+                            '-Djqwik.tries.default=' + tries], capture_output=True, text=True, timeout=1200)
+        out = r.stdout + r.stderr
+        if r.returncode != 0 and 'COMPILATION ERROR' in out:
+            print("COMPILE ERROR " + label, flush=True); continue
+        first = next((l.strip() for l in out.splitlines() if l.startswith('Caused by: java.lang.AssertionError') or 'waited 10 s' in l or 'never returned' in l), '')
+        if r.returncode != 0:
+            killed += 1
+        else:
+            survived += 1
+        print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + (" | " + first[:300] if first else ""), flush=True)
+    finally:
+        open(f, 'w').write(src)
+print("killed %d of %d" % (killed, killed + survived), flush=True)

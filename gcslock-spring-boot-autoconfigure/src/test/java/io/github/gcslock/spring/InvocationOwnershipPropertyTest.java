@@ -1,0 +1,1154 @@
+package io.github.gcslock.spring;
+
+import com.google.cloud.storage.Blob;
+import com.google.cloud.storage.BlobId;
+import com.google.cloud.storage.Storage;
+import io.github.gcslock.GcsLockException;
+import io.github.gcslock.GcsLockRegistry;
+import io.github.gcslock.Lease;
+import io.github.gcslock.LockNotAcquiredException;
+import io.github.gcslock.LockRegistry;
+import io.github.gcslock.test.ClientFaults;
+import io.github.gcslock.test.GcsEmulator;
+import net.jqwik.api.Arbitraries;
+import net.jqwik.api.Arbitrary;
+import net.jqwik.api.Combinators;
+import net.jqwik.api.ForAll;
+import net.jqwik.api.Property;
+import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AfterTry;
+import net.jqwik.api.state.Action;
+import net.jqwik.api.state.ActionChain;
+import net.jqwik.api.state.Transformer;
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.aop.support.DefaultPointcutAdvisor;
+import org.springframework.aop.support.annotation.AnnotationMatchingPointcut;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.core.env.StandardEnvironment;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Hooks;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+import reactor.util.context.Context;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/**
+ * Invocation ownership as users meet it — explored. jqwik drives random sequences of {@code @GcsLocked} calls on
+ * two instances (two registries on one emulator, each on its own client endpoint so that faults hit one alone),
+ * from three caller threads, Reactor's pools and the application's own executor:
+ * <ul>
+ * <li>every {@code ifLocked} mode: SKIP, FAIL, WAIT (without limit) and SKIP with {@code holdAtLeast};</li>
+ * <li>sync, {@code CompletableFuture} (the method's own future, or work started with {@code supplyAsync} on the
+ * application's executor), {@code Mono} and {@code Flux};</li>
+ * <li>subscriptions through the Reactor operators that cancel or re-subscribe ({@code take}, {@code next},
+ * {@code limitRequest}, {@code limitRate}, {@code timeout}, {@code timeout} + {@code retry}, {@code retry},
+ * {@code repeat}, {@code zip}, {@code firstWithValue}, {@code block});</li>
+ * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
+ * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
+ * <li>nested calls of the same name from a body's synchronous part, across owner kinds;</li>
+ * <li>GCS faults (one instance cut off) on a subset of steps.</li>
+ * </ul>
+ * No step waits for a release to settle. Checked on every step: at most one body of a name runs at a time (across
+ * both instances); a running body's hold is held; a call whose mode decides at once (SKIP, FAIL, a nested WAIT
+ * that could only wait for itself) decides within the settle bound; a caller's own finished calls never make a
+ * later call skip or fail; nested calls end as the README says; a failed GCS request shows in the instance's
+ * health; Reactor drops no error. At the end: every call returned (no thread hangs), nothing held, no lock
+ * object left, and both instances' health is UP after a request that GCS answered.
+ *
+ * <p>Tries per run: {@code jqwik.tries.default} (junit-platform.properties; small for {@code verify});
+ * a long run: {@code -Djqwik.tries.default=10000}.
+ */
+class InvocationOwnershipPropertyTest {
+
+    private static final GcsEmulator GCS = SharedEmulator.GCS;
+    private static final String BUCKET = SharedEmulator.newBucket();
+    private static final AtomicInteger TRIES = new AtomicInteger();
+    /** Bound of every wait for an outcome that must come at once or after an end: a wait that runs out is a failure. */
+    private static final Duration SETTLE = Duration.ofSeconds(10);
+    /** The application's own executor (work started with supplyAsync by a future-returning body). */
+    private static final ExecutorService APP = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "app-executor");
+        t.setDaemon(true);
+        return t;
+    });
+    static final int CALLERS = 3;
+    static final String BY_THE_TEST = "failed by the test";
+
+    private final List<World> worlds = new CopyOnWriteArrayList<>();
+
+    @Property
+    void everyCallRunsAloneDecidesAtOnceAndHoldsExactlyAsLongAsItsWork(@ForAll("chains") ActionChain<World> chain) {
+        long t0 = System.nanoTime();
+        World world = chain.withInvariant("one body per name, holds as long as their work, own calls never refused",
+                World::check).run();
+        long t1 = System.nanoTime();
+        world.finish();
+        if (Boolean.getBoolean("gcslock.pbt.timing")) {
+            System.err.printf("try %d: steps %d ms, finish %d ms (%s), world %d ms%n", world.id, (t1 - t0) / 1_000_000,
+                    (System.nanoTime() - t1) / 1_000_000, world.timing, world.createdMs);
+        }
+    }
+
+    @AfterTry
+    void closeWorlds() {
+        worlds.forEach(World::close);
+        worlds.clear();
+    }
+
+    @Provide
+    Arbitrary<ActionChain<World>> chains() {
+        return ActionChain.startWith(() -> {
+                    World w = new World(TRIES.incrementAndGet());
+                    worlds.add(w);
+                    return w;
+                })
+                .withAction(6, new CallAction())
+                .withAction(4, new EndAction())
+                .withAction(1, new FaultAction())
+                .withMaxTransformations(14);
+    }
+
+    // ------------------------------------------------------------------ actions
+
+    enum Kind { SYNC, FUTURE, FUTURE_ASYNC, MONO, FLUX }
+
+    enum Mode { SKIP, FAIL, WAIT, HOLD }
+
+    /** How a publisher is subscribed to. */
+    enum Op { PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK }
+
+    /** The kind of a nested call of the same name from a body's synchronous part. */
+    enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN }
+
+    enum End { VALUE, ERROR, CANCEL }
+
+    record Nested(Inner kind, Mode mode) {
+        @Override
+        public String toString() {
+            return "nested " + kind + " " + mode;
+        }
+    }
+
+    static final class CallAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            Arbitrary<Nested> nested = Combinators.combine(Arbitraries.of(Inner.class), Arbitraries.of(Mode.SKIP, Mode.FAIL, Mode.WAIT))
+                    .as(Nested::new).injectNull(0.75);
+            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
+                    Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), Arbitraries.of(Op.class),
+                    Arbitraries.integers().between(1, 80), nested).as((instance, kind, mode, name, caller, op, millis, inner) -> {
+                Op used = kind == Kind.MONO || kind == Kind.FLUX ? op : Op.PLAIN;
+                String text = instance + " " + kind + " " + mode + " '" + name + "' from caller-" + caller
+                        + (used != Op.PLAIN ? " via " + used + (timed(used) ? "(" + millis + " ms)" : "") : "")
+                        + (inner != null ? " with " + inner : "");
+                return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner));
+            });
+        }
+    }
+
+    static boolean timed(Op op) {
+        return op == Op.TIMEOUT || op == Op.TIMEOUT_RETRY || op == Op.ZIP || op == Op.FIRST;
+    }
+
+    /** Ends a running body (a value, an error, or the caller cancels), or cancels a call that still waits. */
+    static final class EndAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Combinators.combine(Arbitraries.integers().between(0, 7), Arbitraries.of(End.class)).as((which, how) ->
+                    Transformer.mutate("end [" + which + "] with " + how, world -> world.end(which, how)));
+        }
+    }
+
+    /** Cuts one instance off from GCS for the next one or two steps. */
+    static final class FaultAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.integers().between(1, 2)).as((instance, steps) ->
+                    Transformer.mutate("cut " + instance + " off GCS for " + steps + " step(s)", world -> world.fault(instance, steps)));
+        }
+    }
+
+    // ------------------------------------------------------------------ the system under test
+
+    /** One instance of the service: a registry on its own client endpoint, its health, its proxied bean. */
+    static final class Instance {
+        final String id;
+        final GcsLockRegistry registry;
+        final GcsReachability reachability = new GcsReachability();
+        /** Requests of this instance that failed (a fault, or a request timed out on a loaded machine). */
+        final AtomicInteger failedRequests = new AtomicInteger();
+        final AtomicInteger answeredRequests = new AtomicInteger();
+        final Jobs jobs;
+        final ClientFaults faults;
+
+        Instance(String id) {
+            this.id = id;
+            String client = "ownership-" + id;
+            faults = GCS.faults().client(client);
+            faults.heal();
+            registry = GcsLockRegistry.builder(GCS.storage(client), BUCKET).ttl(Duration.ofSeconds(2))
+                    .refreshInterval(Duration.ofMillis(300)).operationTimeout(Duration.ofMillis(500))
+                    .backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2).writeRateWindow(Duration.ZERO) // the emulator has no write limit here
+                    .identity("instance-" + id).listener(reachability).listener(new io.github.gcslock.LockEventListener() {
+                        @Override
+                        public void requestFailed(String name, GcsLockException error) {
+                            failedRequests.incrementAndGet();
+                        }
+
+                        @Override
+                        public void requestAnswered(String name) {
+                            answeredRequests.incrementAndGet();
+                        }
+                    }).build();
+            DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+            beans.registerSingleton("registry", registry);
+            GcsLockedInterceptor interceptor = new GcsLockedInterceptor(beans.getBeanProvider(LockRegistry.class),
+                    new StandardEnvironment(), beans, event -> { }, Duration.ZERO);
+            beans.registerSingleton("reachability", reachability);
+            interceptor.setReachability(beans.getBeanProvider(GcsReachability.class));
+            ProxyFactory factory = new ProxyFactory(new Jobs());
+            factory.setProxyTargetClass(true);
+            factory.addAdvisor(new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor));
+            jobs = (Jobs) factory.getProxy();
+        }
+    }
+
+    /** Two instances on one bucket, three caller threads, and what ran. */
+    static final class World {
+        final int id;
+        final Instance a = new Instance("A");
+        final Instance b = new Instance("B");
+        final ExecutorService[] callers = new ExecutorService[CALLERS];
+        final Future<?>[] busy = new Future<?>[CALLERS];
+        final Map<String, AtomicInteger> bodies = new ConcurrentHashMap<>();
+        final List<String> violations = new CopyOnWriteArrayList<>();
+        final List<Run> runs = new CopyOnWriteArrayList<>();
+        final List<Call> calls = new CopyOnWriteArrayList<>();
+        final List<String> log = new CopyOnWriteArrayList<>();
+        /** The instance cut off now, and for how many more steps; whether any fault was injected in this try. */
+        Instance cut;
+        int cutSteps;
+        boolean faulted;
+        int failedAtCut;
+        int answeredAtCut;
+
+        final long createdMs;
+        String timing;
+
+        World(int id) {
+            long t0 = System.nanoTime();
+            this.id = id;
+            for (int c = 0; c < CALLERS; c++) {
+                String threadName = "caller-" + c;
+                callers[c] = Executors.newSingleThreadExecutor(r -> new Thread(r, threadName));
+            }
+            // An error the test emits into a body that its operator cancelled meanwhile is the test's own, not gcslock's.
+            Hooks.onErrorDropped(e -> {
+                if (!BY_THE_TEST.equals(e.getMessage())) {
+                    violations.add("Reactor dropped an error (logged as ERROR): " + e);
+                }
+            });
+            createdMs = (System.nanoTime() - t0) / 1_000_000;
+        }
+
+        Instance instance(String name) {
+            return name.equals("A") ? a : b;
+        }
+
+        String lockName(String name) {
+            return name + "-" + id;
+        }
+
+        String steps() {
+            return "; steps:\n  " + String.join("\n  ", log);
+        }
+
+        /** Called at the start of each step: a fault lasts for the steps it was given. */
+        void tick() {
+            if (cut != null && --cutSteps < 0) {
+                cut.faults.heal();
+                log.add("(" + cut.id + " back on GCS)");
+                cut = null;
+            }
+        }
+
+        void fault(String instance, int steps) {
+            tick();
+            if (cut != null) {
+                log.add("(a fault is on already)");
+                return;
+            }
+            faulted = true;
+            cut = instance(instance);
+            cutSteps = steps;
+            cut.faults.partition(ClientFaults.Partition.FAIL);
+            failedAtCut = cut.failedRequests.get();
+            answeredAtCut = cut.answeredRequests.get();
+            log.add("cut " + instance + " off GCS for " + steps + " step(s)");
+        }
+
+        private int idleCaller(int preferred) {
+            for (int i = 0; i < CALLERS; i++) {
+                int c = (preferred + i) % CALLERS;
+                if (busy[c] == null || busy[c].isDone()) {
+                    return c;
+                }
+            }
+            return -1;
+        }
+
+        /**
+         * Whether a call of {@code name} at {@code at} must run now: no fault in this try, every earlier call of
+         * the name finished as its caller sees it and its work ended, none of them used holdAtLeast or waits, and
+         * no lock object of another instance is there (its release may be in flight: another instance races).
+         */
+        /** A fault was injected, or a request failed anyway (a timeout on a loaded machine): outcomes may differ. */
+        boolean faulted() {
+            return faulted || a.failedRequests.get() > 0 || b.failedRequests.get() > 0;
+        }
+
+        private boolean mustRun(String name, Instance at) {
+            if (faulted()) {
+                return false;
+            }
+            for (Call c : calls) {
+                if (c.name.equals(name) && (!c.settled() || c.mode == Mode.HOLD)) {
+                    return false;
+                }
+            }
+            for (Run r : runs) {
+                if (r.call.name.equals(name) && !r.ended) {
+                    return false;
+                }
+            }
+            Blob object = GCS.storage().get(BlobId.of(BUCKET, "gcslock/" + name));
+            if (object != null) {
+                String owner = object.getMetadata() == null ? "" : String.valueOf(object.getMetadata().get("gcslock-owner"));
+                return owner.contains("instance-" + at.id);
+            }
+            return true;
+        }
+
+        void call(String instanceId, Kind kind, Mode mode, String shortName, int preferred, Op op, int millis, Nested nested) {
+            tick();
+            int caller = idleCaller(preferred);
+            if (caller < 0) {
+                log.add("(every caller is blocked: no call)");
+                return;
+            }
+            Instance at = instance(instanceId);
+            String name = lockName(shortName);
+            boolean mustRun = mustRun(name, at);
+            Call call = new Call(this, calls.size() + 1, at, kind, mode, name, caller, op, millis, nested, mustRun);
+            calls.add(call);
+            log.add("call " + call + (mustRun ? " (must run)" : ""));
+            long started = System.nanoTime();
+            busy[caller] = callers[caller].submit(() -> call.start());
+            // SKIP and FAIL decide at once, and so does a call that must run; a WAIT may wait for a running body.
+            if (mode != Mode.WAIT || mustRun) {
+                settle(call::decided, () -> "the call " + call + " to decide (run, skip or fail)" + steps());
+                if (mustRun && op == Op.TIMEOUT_RETRY && call.ran() && nested == null && mode != Mode.HOLD) {
+                    // The first subscription runs until its timeout cancels it; the retry must not find that hold.
+                    // (Not checked while the body's synchronous part makes a nested call: a timeout then may reach
+                    // the lock's operator only after the retry subscribed, delivered later by the thread that runs
+                    // that part — Reactor's ordering, which no operator downstream can change.)
+                    settle(() -> call.terminated, () -> "the call " + call + " to time out" + steps());
+                    if (call.failure == null && call.runs.size() == 1 && !faulted()) {
+                        violations.add("the retry of " + call + " after its timeout found its own cancelled hold: skipped");
+                    }
+                }
+                log.add("  -> " + call.outcome() + " (" + (System.nanoTime() - started) / 1_000_000 + " ms)");
+                if (mustRun && call.refused() && !faulted()) {
+                    violations.add("a caller's own finished calls made " + call + " " + call.outcome() + " (nothing else held '"
+                            + shortName + "')");
+                }
+            } else {
+                log.add("  -> (waits)");
+            }
+            if (cut == at && call.gcsFailure != null && at.reachability.outage().isEmpty()) {
+                violations.add(call + " failed on GCS (" + call.gcsFailure + ") while its health says GCS is reachable");
+            }
+        }
+
+        void end(int which, End how) {
+            tick();
+            List<Object> open = new ArrayList<>();
+            for (Run r : runs) {
+                if (!r.ended) {
+                    open.add(r);
+                }
+            }
+            for (Call c : calls) {
+                if (!c.decided() && c.cancellable()) {
+                    open.add(c);
+                }
+            }
+            if (open.isEmpty()) {
+                log.add("(nothing running or waiting: nothing to end)");
+                return;
+            }
+            Object target = open.get(which % open.size());
+            if (target instanceof Call waiting) {
+                log.add("cancel " + waiting + " while it waits");
+                waiting.cancel();
+                return;
+            }
+            Run run = (Run) target;
+            run.endAsked = true;
+            log.add("end " + run + " with " + how);
+            switch (how) {
+                case VALUE -> run.finish(null);
+                case ERROR -> run.finish(new IllegalStateException(BY_THE_TEST));
+                case CANCEL -> {
+                    if (!run.call.cancel()) {
+                        run.finish(null); // a sync body cannot be cancelled by its caller
+                    }
+                }
+            }
+        }
+
+        /** On every step. */
+        void check() {
+            List<String> seen = new ArrayList<>(violations);
+            // Cut off, nothing of this instance can get an answer: once a request failed, its health stays DOWN.
+            if (cut != null && cut.failedRequests.get() > failedAtCut && cut.answeredRequests.get() == answeredAtCut
+                    && cut.reachability.outage().isEmpty()) {
+                seen.add(cut.id + " is cut off GCS and " + (cut.failedRequests.get() - failedAtCut)
+                        + " request(s) failed, but its health says GCS is reachable");
+            }
+            long now = System.nanoTime();
+            for (Run r : runs) {
+                if (!r.ended && r.lease != null && !r.lease.isHealthy() && r.lease.lostReason().isEmpty()) {
+                    seen.add(r + " runs, but its hold " + r.lease + " was released before its work ended");
+                }
+                if (r.ended && r.lease != null && r.lease.isHealthy() && r.call.mode != Mode.HOLD && !r.reentrant
+                        && now - r.endedAt > SETTLE.toNanos()) {
+                    seen.add(r + " ended " + Duration.ofNanos(now - r.endedAt).toMillis() + " ms ago, but its hold "
+                            + r.lease + " is still held");
+                }
+            }
+            assertNone(seen);
+        }
+
+        private void assertNone(List<String> seen) {
+            if (!seen.isEmpty()) {
+                throw new AssertionError(String.join("\n", seen) + "\nheld by A: " + a.registry.heldLeases() + ", by B: "
+                        + b.registry.heldLeases() + steps());
+            }
+        }
+
+        /** Ends whatever still runs, then: every call returned, nothing held, no object left, health UP. */
+        void finish() {
+            tick();
+            if (cut != null) {
+                cut.faults.heal();
+                cut = null;
+            }
+            long deadline = System.nanoTime() + SETTLE.toNanos() * 2;
+            while (true) {
+                boolean open = false;
+                for (Run r : runs) {
+                    if (!r.ended) {
+                        r.finish(null);
+                    }
+                    open |= !r.ended;
+                }
+                for (Call c : calls) {
+                    open |= !c.finished();
+                }
+                if (!open) {
+                    break;
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    List<String> hung = new ArrayList<>();
+                    calls.stream().filter(c -> !c.finished()).forEach(c -> hung.add(c + ": " + c.outcome()));
+                    runs.stream().filter(r -> !r.ended).forEach(r -> hung.add(r + " still runs"));
+                    throw new AssertionError("calls that never returned (a thread hangs, holding or waiting for a lock): "
+                            + hung + "\nheld by A: " + a.registry.heldLeases() + ", by B: " + b.registry.heldLeases() + steps());
+                }
+                pause();
+            }
+            long callsEnded = System.nanoTime();
+            settle(() -> a.registry.heldLeases().isEmpty() && b.registry.heldLeases().isEmpty(), () -> "every lease to be released; "
+                    + "held by A: " + a.registry.heldLeases() + ", by B: " + b.registry.heldLeases() + steps());
+            long released = System.nanoTime();
+            // A release that failed under a fault leaves its object to expire (rule 12's bound): only checked without faults.
+            if (!faulted()) {
+                settle(() -> objectsLeft().isEmpty(), () -> "the lock objects of this sequence to be deleted: " + objectsLeft() + steps());
+            }
+            timing = "calls " + (callsEnded - deadline + SETTLE.toNanos() * 2) / 1_000_000 + " ms, leases "
+                    + (released - callsEnded) / 1_000_000 + " ms, objects " + (System.nanoTime() - released) / 1_000_000 + " ms";
+            for (Instance i : List.of(a, b)) {
+                i.registry.inspect("probe-" + id); // a request GCS answers (404): the instance reaches GCS
+                if (i.reachability.outage().isPresent()) {
+                    violations.add(i.id + "'s health says GCS is unreachable after GCS answered: " + i.reachability.outage().get());
+                }
+            }
+            assertNone(new ArrayList<>(violations));
+        }
+
+        private List<String> objectsLeft() {
+            List<String> left = new ArrayList<>();
+            for (Blob o : GCS.storage().list(BUCKET, Storage.BlobListOption.prefix("gcslock/")).iterateAll()) {
+                if (o.getName().endsWith("-" + id)) {
+                    left.add(o.getName());
+                }
+            }
+            return left;
+        }
+
+        void enter(Run run) {
+            int now = bodies.computeIfAbsent(run.call.name, n -> new AtomicInteger()).incrementAndGet();
+            runs.add(run);
+            if (now > 1) {
+                // Two bodies at once are allowed only while one of their leases is lost (a fault): fencing's job then.
+                boolean lost = runs.stream().anyMatch(r -> r.call.name.equals(run.call.name) && !r.ended
+                        && r.lease != null && r.lease.lostReason().isPresent());
+                if (!lost) {
+                    violations.add(run + " started while " + (now - 1) + " other body(ies) of '" + run.call.shortName() + "' ran");
+                }
+            }
+        }
+
+        void leave(Run run) {
+            bodies.get(run.call.name).decrementAndGet();
+        }
+
+        void close() {
+            Hooks.resetOnErrorDropped();
+            for (Instance i : List.of(a, b)) {
+                i.faults.heal();
+            }
+            for (Run r : runs) {
+                r.endAsked = true;
+                r.finish(null);
+            }
+            for (Call c : calls) {
+                c.cancel();
+            }
+            for (ExecutorService c : callers) {
+                c.shutdownNow();
+            }
+            a.registry.close();
+            b.registry.close();
+        }
+    }
+
+    static void pause() {
+        try {
+            Thread.sleep(2);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted");
+        }
+    }
+
+    static void settle(BooleanSupplier done, Supplier<String> what) {
+        long deadline = System.nanoTime() + SETTLE.toNanos();
+        while (!done.getAsBoolean()) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError("waited " + SETTLE.toSeconds() + " s for " + what.get());
+            }
+            pause();
+        }
+    }
+
+    /** One call of a locked method (for a publisher: its subscription through the operator). */
+    static final class Call {
+        final World world;
+        final int number;
+        final Instance at;
+        final Kind kind;
+        final Mode mode;
+        final String name;
+        final int caller;
+        final Op op;
+        final int millis;
+        final Nested nested;
+        final boolean mustRun;
+        final List<Run> runs = new CopyOnWriteArrayList<>();
+        /** The work of a FUTURE body: completed by the test. */
+        final CompletableFuture<String> work = new CompletableFuture<>();
+        volatile boolean returned;
+        volatile boolean skipped;
+        volatile Throwable failure;
+        volatile Throwable gcsFailure;
+        volatile CompletableFuture<String> view;
+        volatile Disposable subscription;
+        volatile boolean cancelled;
+        volatile boolean terminated;
+        /** What the nested call did: "ran", "skipped", or the exception. */
+        volatile String nestedOutcome;
+
+        Call(World world, int number, Instance at, Kind kind, Mode mode, String name, int caller, Op op, int millis,
+             Nested nested, boolean mustRun) {
+            this.world = world;
+            this.number = number;
+            this.at = at;
+            this.kind = kind;
+            this.mode = mode;
+            this.name = name;
+            this.caller = caller;
+            this.op = op;
+            this.millis = millis;
+            this.nested = nested;
+            this.mustRun = mustRun;
+        }
+
+        String shortName() {
+            return name.substring(0, name.indexOf('-'));
+        }
+
+        /** On the caller thread. */
+        void start() {
+            Jobs jobs = at.jobs;
+            try {
+                switch (kind) {
+                    case SYNC -> {
+                        Object r = sync(jobs, mode, name, this);
+                        skipped = r == null;
+                    }
+                    case FUTURE, FUTURE_ASYNC -> {
+                        CompletableFuture<String> f = future(jobs, mode, name, this);
+                        view = f;
+                        if (f.isDone() && !f.isCompletedExceptionally() && f.join() == null && runs.isEmpty()) {
+                            skipped = true;
+                        }
+                        f.whenComplete((v, e) -> terminated = true);
+                    }
+                    case MONO -> {
+                        Mono<String> mono = mono(jobs, mode, name, this);
+                        subscribe(mono.flux(), mono);
+                    }
+                    case FLUX -> {
+                        Flux<String> flux = flux(jobs, mode, name, this);
+                        subscribe(flux, flux.next());
+                    }
+                }
+            } catch (Throwable t) {
+                failed(t);
+                terminated = true;
+            } finally {
+                returned = true;
+            }
+        }
+
+        void failed(Throwable t) {
+            failure = t;
+            if (t instanceof GcsLockException g && !(t instanceof LockNotAcquiredException l && l.getCause() == null)) {
+                gcsFailure = g;
+            }
+        }
+
+        private void subscribe(Flux<String> flux, Mono<String> first) {
+            Duration t = Duration.ofMillis(millis);
+            Flux<String> f = switch (op) {
+                case PLAIN, BLOCK -> flux;
+                case TAKE1 -> flux.take(1);
+                case NEXT -> first.flux();
+                case LIMIT_REQUEST1 -> flux.limitRequest(1);
+                case LIMIT_RATE -> flux.limitRate(1);
+                case TIMEOUT -> flux.timeout(t);
+                case TIMEOUT_RETRY -> flux.timeout(t).retry(1);
+                case RETRY1 -> flux.retry(1);
+                case REPEAT1 -> flux.repeat(1);
+                case ZIP -> Mono.zip(first, Mono.delay(t).then(Mono.<String>empty())).map(x -> x.getT1()).flux();
+                case FIRST -> Mono.firstWithValue(first, Mono.delay(t).map(x -> "delay")).flux();
+            };
+            Flux<String> observed = f.contextWrite(Context.of(Call.class, this))
+                    .doOnNext(v -> skipped = false);
+            if (op == Op.BLOCK) {
+                try {
+                    observed.blockLast(Duration.ofSeconds(60));
+                } catch (Throwable e) {
+                    failed(e);
+                }
+                terminated = true;
+                return;
+            }
+            subscription = observed.subscribe(v -> { }, e -> {
+                failed(e);
+                terminated = true;
+            }, () -> terminated = true);
+        }
+
+        /** The caller gives up: cancels its future or disposes its subscription; false for a sync call. */
+        boolean cancel() {
+            if (view != null) {
+                cancelled = true;
+                view.cancel(true);
+                return true;
+            }
+            if (subscription != null) {
+                cancelled = true;
+                subscription.dispose();
+                return true;
+            }
+            return false;
+        }
+
+        boolean cancellable() {
+            return subscription != null && !terminated && !cancelled;
+        }
+
+        Run enter(Lease lease, boolean reentrant) {
+            Run run = new Run(this, runs.size() + 1, lease, reentrant);
+            world.enter(run);
+            runs.add(run);
+            return run;
+        }
+
+        boolean ran() {
+            return !runs.isEmpty();
+        }
+
+        /**
+         * Decided not to run because the lock was held (skipped, or refused with an exception) — not a caller's
+         * timeout or an operator that ended the subscription before the lock was decided.
+         */
+        boolean refused() {
+            if (ran() || !decided()) {
+                return false;
+            }
+            if (failure != null) {
+                return !(failure instanceof java.util.concurrent.TimeoutException);
+            }
+            return !cancelled && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY;
+        }
+
+        /** Ran, or decided not to (skipped, failed, terminated empty). */
+        boolean decided() {
+            if (ran() || failure != null) {
+                return true;
+            }
+            return switch (kind) {
+                case SYNC -> returned;
+                case FUTURE, FUTURE_ASYNC -> returned;
+                case MONO, FLUX -> terminated || cancelled;
+            };
+        }
+
+        /** The call is over for its caller: returned, completed, or cancelled. */
+        boolean finished() {
+            return switch (kind) {
+                case SYNC -> returned;
+                case FUTURE, FUTURE_ASYNC -> returned && (view == null || view.isDone());
+                case MONO, FLUX -> returned && (terminated || cancelled);
+            };
+        }
+
+        /**
+         * Finished as its caller sees it, with every body of it ended; a future its caller cancelled is settled
+         * once its hold was given back too (its caller never sees that: the work ended on the application's thread).
+         */
+        boolean settled() {
+            boolean cancelledFuture = view != null && view.isCancelled();
+            return finished() && runs.stream().allMatch(r -> r.ended && (!cancelledFuture || r.lease == null || !r.lease.isHealthy()));
+        }
+
+        String outcome() {
+            if (ran()) {
+                return "ran" + (nestedOutcome != null ? " (" + nested + ": " + nestedOutcome + ")" : "");
+            }
+            if (failure != null) {
+                return "failed: " + failure;
+            }
+            return decided() ? "skipped" : "undecided";
+        }
+
+        /** The nested call of a body's synchronous part, with what the README promises of it. */
+        void nested() {
+            if (nested == null || (nested.kind() == Inner.MONO_CHAIN && (kind == Kind.MONO || kind == Kind.FLUX))) {
+                return; // a publisher body subscribes its nested publisher in its own chain: see chained()
+            }
+            Jobs jobs = at.jobs;
+            String outcome;
+            try {
+                Object r = switch (nested.kind()) {
+                    case SYNC -> inner(jobs, nested.mode(), name);
+                    case FUTURE -> innerFuture(jobs, nested.mode(), name).join();
+                    case MONO_BLOCK, MONO_CHAIN -> innerMono(jobs, nested.mode(), name).block(Duration.ofSeconds(60));
+                };
+                outcome = r == null ? "skipped" : "ran";
+            } catch (Throwable t) {
+                Throwable c = t instanceof java.util.concurrent.CompletionException && t.getCause() != null ? t.getCause() : t;
+                outcome = c.getClass().getSimpleName();
+            }
+            nestedOutcome = outcome;
+            // Decided in the README: the thread that runs a body's synchronous part is inside that hold; a nested
+            // plain call of the name is reentrant; a nested future or publisher of the name finds it held (SKIP:
+            // skipped, FAIL: LockNotAcquiredException) and a WAIT fails at once (it would wait for itself).
+            String expected = nested.kind() == Inner.SYNC ? "ran" : expectedHeld();
+            if (!world.faulted() && !expected.equals(outcome)) {
+                world.violations.add(this + ": " + nested + " " + outcome + ", expected " + expected);
+            }
+        }
+
+        /** What a nested future or publisher call that is not reentrant does: finds the name held, or fails at once. */
+        private String expectedHeld() {
+            return switch (nested.mode()) {
+                case SKIP, HOLD -> "skipped";
+                case FAIL -> "LockNotAcquiredException";
+                case WAIT -> "IllegalStateException";
+            };
+        }
+
+        /**
+         * A publisher body's nested publisher of the same name, subscribed in the body's own chain: reentrant (the
+         * holder's Reactor Context reaches it), so it runs in every mode; then the body itself.
+         */
+        <T> Flux<T> chained(Flux<T> body) {
+            if (nested == null || nested.kind() != Inner.MONO_CHAIN) {
+                return body;
+            }
+            return innerMono(at.jobs, nested.mode(), name)
+                    .map(v -> "ran")
+                    .defaultIfEmpty("skipped")
+                    .onErrorResume(e -> Mono.just(e.getClass().getSimpleName()))
+                    .flatMapMany(outcome -> {
+                        nestedOutcome = outcome;
+                        if (!world.faulted() && !"ran".equals(outcome)) {
+                            world.violations.add(this + ": " + nested + " in its chain " + outcome + ", expected ran (reentrant)");
+                        }
+                        return body;
+                    });
+        }
+
+        @Override
+        public String toString() {
+            return "#" + number + " " + at.id + " " + kind + " " + mode + " '" + shortName() + "' from caller-" + caller
+                    + (op != Op.PLAIN ? " via " + op + (timed(op) ? "(" + millis + " ms)" : "") : "")
+                    + (nested != null ? " with " + nested : "");
+        }
+    }
+
+    /** One run of a body (a publisher's body runs once per subscription that gets the lock). */
+    static final class Run {
+        final Call call;
+        final int number;
+        final Lease lease;
+        final boolean reentrant;
+        final CountDownLatch gate = new CountDownLatch(1);
+        final Sinks.Many<String> sink = Sinks.many().unicast().onBackpressureBuffer();
+        volatile RuntimeException failWith;
+        volatile boolean ended;
+        volatile boolean endAsked;
+        volatile long endedAt;
+
+        Run(Call call, int number, Lease lease, boolean reentrant) {
+            this.call = call;
+            this.number = number;
+            this.lease = lease;
+            this.reentrant = reentrant;
+        }
+
+        /** The test ends the body's work: a value (null) or an error. */
+        void finish(RuntimeException error) {
+            failWith = error;
+            switch (call.kind) {
+                case SYNC, FUTURE_ASYNC -> gate.countDown();
+                case FUTURE -> {
+                    if (error != null) {
+                        call.work.completeExceptionally(error);
+                    } else {
+                        call.work.complete("done");
+                    }
+                }
+                case MONO, FLUX -> {
+                    if (error != null) {
+                        sink.tryEmitError(error);
+                    } else {
+                        sink.tryEmitNext("done");
+                        sink.tryEmitComplete();
+                    }
+                }
+            }
+        }
+
+        /** The body's work ended (on whichever thread ends it). */
+        void leave() {
+            if (!ended) {
+                call.world.leave(this);
+                endedAt = System.nanoTime();
+                ended = true;
+            }
+        }
+
+        void await() {
+            try {
+                if (!gate.await(60, TimeUnit.SECONDS)) {
+                    throw new IllegalStateException(this + " was never ended");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        @Override
+        public String toString() {
+            return "run " + number + " of " + call;
+        }
+    }
+
+    // ------------------------------------------------------------------ the locked methods
+
+    // Calls on the proxy that pick the annotated method of each mode (a call inside the bean would not be intercepted).
+    static Object sync(Jobs jobs, Mode mode, String name, Call call) {
+        return switch (mode) {
+            case SKIP -> jobs.syncSkip(name, call);
+            case FAIL -> jobs.syncFail(name, call);
+            case WAIT -> jobs.syncWait(name, call);
+            case HOLD -> jobs.syncHold(name, call);
+        };
+    }
+
+    static CompletableFuture<String> future(Jobs jobs, Mode mode, String name, Call call) {
+        return switch (mode) {
+            case SKIP -> jobs.futureSkip(name, call);
+            case FAIL -> jobs.futureFail(name, call);
+            case WAIT -> jobs.futureWait(name, call);
+            case HOLD -> jobs.futureHold(name, call);
+        };
+    }
+
+    static Mono<String> mono(Jobs jobs, Mode mode, String name, Call call) {
+        return switch (mode) {
+            case SKIP -> jobs.monoSkip(name, call);
+            case FAIL -> jobs.monoFail(name, call);
+            case WAIT -> jobs.monoWait(name, call);
+            case HOLD -> jobs.monoHold(name, call);
+        };
+    }
+
+    static Flux<String> flux(Jobs jobs, Mode mode, String name, Call call) {
+        return switch (mode) {
+            case SKIP -> jobs.fluxSkip(name, call);
+            case FAIL -> jobs.fluxFail(name, call);
+            case WAIT -> jobs.fluxWait(name, call);
+            case HOLD -> jobs.fluxHold(name, call);
+        };
+    }
+
+    static Object inner(Jobs jobs, Mode mode, String name) {
+        return switch (mode) {
+            case SKIP, HOLD -> jobs.innerSkip(name);
+            case FAIL -> jobs.innerFail(name);
+            case WAIT -> jobs.innerWait(name);
+        };
+    }
+
+    static CompletableFuture<String> innerFuture(Jobs jobs, Mode mode, String name) {
+        return switch (mode) {
+            case SKIP, HOLD -> jobs.innerFutureSkip(name);
+            case FAIL -> jobs.innerFutureFail(name);
+            case WAIT -> jobs.innerFutureWait(name);
+        };
+    }
+
+    static Mono<String> innerMono(Jobs jobs, Mode mode, String name) {
+        return switch (mode) {
+            case SKIP, HOLD -> jobs.innerMonoSkip(name);
+            case FAIL -> jobs.innerMonoFail(name);
+            case WAIT -> jobs.innerMonoWait(name);
+        };
+    }
+
+
+    /** The locked methods: each kind in each mode; the lock name is the first argument. */
+    public static class Jobs {
+
+        @GcsLocked(value = "#p0")
+        public Object syncSkip(String name, Call call) {
+            return syncBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Object syncFail(String name, Call call) {
+            return syncBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Object syncWait(String name, Call call) {
+            return syncBody(call);
+        }
+
+        @GcsLocked(value = "#p0", holdAtLeast = "50ms")
+        public Object syncHold(String name, Call call) {
+            return syncBody(call);
+        }
+
+        private static Object syncBody(Call call) {
+            Run run = call.enter(GcsLocks.currentLease().orElse(null), false);
+            try {
+                call.nested();
+                run.await();
+                if (run.failWith != null) {
+                    throw run.failWith;
+                }
+                return "done";
+            } finally {
+                run.leave();
+            }
+        }
+
+        @GcsLocked(value = "#p0")
+        public CompletableFuture<String> futureSkip(String name, Call call) {
+            return futureBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public CompletableFuture<String> futureFail(String name, Call call) {
+            return futureBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public CompletableFuture<String> futureWait(String name, Call call) {
+            return futureBody(call);
+        }
+
+        @GcsLocked(value = "#p0", holdAtLeast = "50ms")
+        public CompletableFuture<String> futureHold(String name, Call call) {
+            return futureBody(call);
+        }
+
+        private static CompletableFuture<String> futureBody(Call call) {
+            Lease lease = GcsLocks.currentLease().orElse(null);
+            call.nested();
+            if (call.kind == Kind.FUTURE) {
+                Run run = call.enter(lease, false);
+                call.work.whenComplete((v, e) -> run.leave());
+                return call.work;
+            }
+            // Work on the application's own executor: cancelling the future does not stop it.
+            Run run = call.enter(lease, false);
+            return CompletableFuture.supplyAsync(() -> {
+                try {
+                    run.await();
+                    if (run.failWith != null) {
+                        throw run.failWith;
+                    }
+                    return "done";
+                } finally {
+                    run.leave();
+                }
+            }, APP);
+        }
+
+        @GcsLocked(value = "#p0")
+        public Mono<String> monoSkip(String name, Call call) {
+            return monoBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Mono<String> monoFail(String name, Call call) {
+            return monoBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Mono<String> monoWait(String name, Call call) {
+            return monoBody(call);
+        }
+
+        @GcsLocked(value = "#p0", holdAtLeast = "50ms")
+        public Mono<String> monoHold(String name, Call call) {
+            return monoBody(call);
+        }
+
+        private static Mono<String> monoBody(Call call) {
+            call.nested();
+            return call.chained(Flux.deferContextual(ctx -> {
+                Run run = call.enter(ctx.get(Lease.class), false);
+                return run.sink.asFlux().next().doOnTerminate(run::leave).doOnCancel(run::leave);
+            })).next();
+        }
+
+        @GcsLocked(value = "#p0")
+        public Flux<String> fluxSkip(String name, Call call) {
+            return fluxBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Flux<String> fluxFail(String name, Call call) {
+            return fluxBody(call);
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Flux<String> fluxWait(String name, Call call) {
+            return fluxBody(call);
+        }
+
+        @GcsLocked(value = "#p0", holdAtLeast = "50ms")
+        public Flux<String> fluxHold(String name, Call call) {
+            return fluxBody(call);
+        }
+
+        private static Flux<String> fluxBody(Call call) {
+            call.nested();
+            return call.chained(Flux.deferContextual(ctx -> {
+                Run run = call.enter(ctx.get(Lease.class), false);
+                return run.sink.asFlux().doOnTerminate(run::leave).doOnCancel(run::leave);
+            }));
+        }
+
+        @GcsLocked(value = "#p0")
+        public Object innerSkip(String name) {
+            return "ran";
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Object innerFail(String name) {
+            return "ran";
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Object innerWait(String name) {
+            return "ran";
+        }
+
+        @GcsLocked(value = "#p0")
+        public CompletableFuture<String> innerFutureSkip(String name) {
+            return CompletableFuture.completedFuture("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public CompletableFuture<String> innerFutureFail(String name) {
+            return CompletableFuture.completedFuture("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public CompletableFuture<String> innerFutureWait(String name) {
+            return CompletableFuture.completedFuture("ran");
+        }
+
+        @GcsLocked(value = "#p0")
+        public Mono<String> innerMonoSkip(String name) {
+            return Mono.just("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Mono<String> innerMonoFail(String name) {
+            return Mono.just("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Mono<String> innerMonoWait(String name) {
+            return Mono.just("ran");
+        }
+    }
+}
