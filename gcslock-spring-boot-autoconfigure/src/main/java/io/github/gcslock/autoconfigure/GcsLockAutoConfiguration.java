@@ -19,6 +19,7 @@ import org.springframework.beans.factory.BeanFactory;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.config.BeanDefinition;
 import org.springframework.beans.factory.config.BeanFactoryPostProcessor;
+import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
@@ -75,7 +76,8 @@ public class GcsLockAutoConfiguration {
         GcsLockRegistry.Builder builder = GcsLockRegistry.builder(s, bucket);
         BuilderSettings.applyTo(builder, p);
         PropertyMapper.get().from(environment.getProperty("spring.application.name")).to(builder::applicationName);
-        listeners.orderedStream().forEach(builder::listener);
+        // GcsReachability is added to every GcsLockRegistry bean, this one included, by gcsReachabilityRegistrar.
+        listeners.orderedStream().filter(l -> !(l instanceof GcsReachability)).forEach(builder::listener);
         customizers.orderedStream().forEach(customizer -> customizer.customize(builder));
         return builder.build();
     }
@@ -88,6 +90,27 @@ public class GcsLockAutoConfiguration {
     @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
     static BeanFactoryPostProcessor gcsLockUnknownPropertyCheck(Environment environment) {
         return new UnknownPropertyCheck(environment);
+    }
+
+    /**
+     * Makes the {@code gcsLock} health hear the requests of every {@link GcsLockRegistry} bean — the application's
+     * own too, not only the auto-configured one — by adding {@link GcsReachability} as a listener.
+     */
+    @Bean
+    @Role(BeanDefinition.ROLE_INFRASTRUCTURE)
+    static BeanPostProcessor gcsReachabilityRegistrar(ObjectProvider<GcsReachability> reachability) {
+        return new BeanPostProcessor() {
+            @Override
+            public Object postProcessAfterInitialization(Object bean, String beanName) {
+                if (bean instanceof GcsLockRegistry registry) {
+                    GcsReachability r = reachability.getIfAvailable();
+                    if (r != null) {
+                        registry.addListener(r);
+                    }
+                }
+                return bean;
+            }
+        };
     }
 
     /** Checks {@code @GcsLocked} lock names when their beans are created, so a bad name fails start-up. */

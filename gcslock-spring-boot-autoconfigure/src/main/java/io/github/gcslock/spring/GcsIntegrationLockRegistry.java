@@ -23,7 +23,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * <ul>
  * <li>{@link #obtain} returns the same lock for the same key from a bounded cache; when the cache is
  * full, unused locks are evicted, never one that is held or waited for in this process (if all are,
- * {@link CannotAcquireLockException}); {@link #expireUnusedOlderThan} drops idle ones, never one held or waited for.</li>
+ * {@link CannotAcquireLockException}); {@link #expireUnusedOlderThan} drops idle ones, never one held or waited for. A dropped ("orphaned")
+ * lock object refuses {@code lock}/{@code tryLock} with {@link CannotAcquireLockException}, as the JDBC and Redis
+ * registries do: obtain the key again.</li>
  * <li>Locks are reentrant per thread; a nested {@code lock}/{@code tryLock} by the holding thread costs no
  * GCS request (so {@code LockRegistryLeaderInitiator}'s heartbeat re-{@code tryLock} every 500 ms is free:
  * the lease refreshes itself in the background). A nested call that finds the lease lost forgets it — a
@@ -109,7 +111,7 @@ public class GcsIntegrationLockRegistry implements ExpirableLockRegistry<Distrib
         long now = System.currentTimeMillis();
         cacheLock.lock();
         try {
-            cache.values().removeIf(lock -> now - lock.lastUsed >= age && !lock.isInUse());
+            cache.values().removeIf(lock -> now - lock.lastUsed >= age && lock.evictIfUnused());
         } finally {
             cacheLock.unlock();
         }
@@ -119,7 +121,7 @@ public class GcsIntegrationLockRegistry implements ExpirableLockRegistry<Distrib
     private void evictUnused(GcsLock keep) {
         for (Iterator<GcsLock> it = cache.values().iterator(); cache.size() > cacheCapacity && it.hasNext(); ) {
             GcsLock lock = it.next();
-            if (lock != keep && !lock.isInUse()) {
+            if (lock != keep && lock.evictIfUnused()) {
                 it.remove();
             }
         }

@@ -40,6 +40,8 @@ final class GcsLock implements DistributedLock {
     private volatile Thread lostRelease;
     /** Threads inside an acquisition of this lock (queued in the engine, waiting): the lock is in use, never evicted. */
     private final AtomicInteger acquiring = new AtomicInteger();
+    /** Dropped from the registry's cache (guarded by this): locking it is refused, as Spring Integration's registries do. */
+    private boolean evicted;
 
     GcsLock(LockRegistry locks, String name) {
         this.locks = locks;
@@ -52,6 +54,31 @@ final class GcsLock implements DistributedLock {
      */
     boolean isInUse() {
         return owner != null || acquiring.get() > 0;
+    }
+
+    /**
+     * Marks this lock evicted unless it is held or waited for here; true if it may leave the cache. A lock object
+     * the cache dropped ("orphaned") is refused from then on, so that nobody holds a lock that {@code obtain(key)}
+     * no longer returns ({@code renewLock(key)} could not find it).
+     */
+    synchronized boolean evictIfUnused() {
+        if (isInUse()) {
+            return false;
+        }
+        evicted = true;
+        return true;
+    }
+
+    /** A thread begins an acquisition: counted as a use (never evicted meanwhile), refused if already evicted. */
+    private void enter() {
+        synchronized (this) {
+            if (evicted) {
+                throw new CannotAcquireLockException("the lock object of '" + name + "' was evicted from the "
+                        + "GcsIntegrationLockRegistry's cache (expireUnusedOlderThan or cacheCapacity) and can no longer be "
+                        + "locked: obtain(key) it again");
+            }
+            acquiring.incrementAndGet();
+        }
     }
 
     boolean isHeldByCurrentThread() {
@@ -102,7 +129,7 @@ final class GcsLock implements DistributedLock {
             return owner == Thread.currentThread();
         }
         Optional<Lease> acquired;
-        acquiring.incrementAndGet();
+        enter();
         try {
             awaitLostRelease();
             acquired = locks.tryAcquire(name);
@@ -148,7 +175,7 @@ final class GcsLock implements DistributedLock {
             return owner == Thread.currentThread();
         }
         Lease acquired;
-        acquiring.incrementAndGet();
+        enter();
         try {
             awaitLostRelease();
             acquired = ttl == null ? locks.acquire(name, maxWait) : locks.acquire(name, maxWait, ttl);

@@ -1,6 +1,7 @@
 package io.github.gcslock.spring;
 
 import io.github.gcslock.GcsLockException;
+import io.github.gcslock.GcsLockRegistry;
 import io.github.gcslock.Lease;
 import io.github.gcslock.LockNotAcquiredException;
 import io.github.gcslock.LockOwner;
@@ -103,6 +104,9 @@ final class IfLockedPolicy {
             // outage itself is recorded by GcsReachability from the registry's request events, where every path
             // reports; here it is only read for the log line (a lost lease is no outage and adds nothing).
             GcsReachability tracker = tracker();
+            if (tracker != null && !(locks instanceof GcsLockRegistry)) {
+                tracker.failed(e); // another LockRegistry sends no request events: this failure is all the health hears
+            }
             GcsReachability.Outage outage = tracker != null ? tracker.outage().orElse(null) : null;
             if (spec.ifLocked() != IfLocked.SKIP) {
                 throw e;

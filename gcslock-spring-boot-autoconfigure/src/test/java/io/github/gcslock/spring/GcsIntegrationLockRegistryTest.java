@@ -95,6 +95,20 @@ class GcsIntegrationLockRegistryTest {
     }
 
     @Test
+    void anEvictedLockObjectRefusesToBeLockedAsSpringIntegrationsRegistriesDo() {
+        // JdbcLockRegistry and RedisLockRegistry refuse an orphaned lock: holding it, renewLock(key) could not find it.
+        DistributedLock orphan = registry.obtain("orphan");
+        registry.expireUnusedOlderThan(0);
+        assertThatThrownBy(orphan::lock).isInstanceOf(org.springframework.dao.CannotAcquireLockException.class)
+                .hasMessageContaining("'orphan'").hasMessageContaining("obtain(key) it again");
+        assertThatThrownBy(orphan::tryLock).isInstanceOf(org.springframework.dao.CannotAcquireLockException.class);
+        DistributedLock fresh = registry.obtain("orphan");
+        fresh.lock();
+        registry.renewLock("orphan"); // the lock obtain(key) returns is the one held: renewal finds it
+        fresh.unlock();
+    }
+
+    @Test
     void expireUnusedOlderThanDropsIdleLocksButKeepsHeldOnes() {
         DistributedLock held = registry.obtain("held");
         DistributedLock idle = registry.obtain("idle");

@@ -174,6 +174,23 @@ class HealthBookkeepingTest {
     }
 
     @Test
+    void theRequestsOfAnApplicationsOwnGcsLockRegistryReachTheHealthToo() {
+        runner().withBean("ownLocks", io.github.gcslock.GcsLockRegistry.class,
+                        () -> io.github.gcslock.GcsLockRegistry.builder(gcs.storage(), "health").ttl(Duration.ofSeconds(2))
+                                .operationTimeout(Duration.ofMillis(300)).build())
+                .run(ctx -> {
+                    io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
+                    assertThat(locks).isSameAs(ctx.getBean("ownLocks"));
+                    gcs.faults().failNext(100_000, 503);
+                    assertThatThrownBy(() -> locks.tryAcquire("own")).isInstanceOf(io.github.gcslock.GcsLockException.class);
+                    assertOutage(ctx, "after the application's own registry could not reach GCS");
+                    gcs.faults().reset();
+                    assertThat(locks.inspect("own")).isEmpty();
+                    assertReachable(ctx, "after its answered inspect (a 404)");
+                });
+    }
+
+    @Test
     void theAnsweredDeleteOfAReleaseEndsAnOutageOfRefreshes(CapturedOutput output) {
         runner().run(ctx -> {
             io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
