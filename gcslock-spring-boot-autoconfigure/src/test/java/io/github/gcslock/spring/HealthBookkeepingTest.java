@@ -102,6 +102,16 @@ class HealthBookkeepingTest {
         }
     }
 
+    static class HoldingJob {
+        /** Someone deletes this job's lock object while it runs: its lease is lost before it returns. */
+        @GcsLocked(value = "held-at-least", holdAtLeast = "60s")
+        public void run() {
+            Lease lease = GcsLocks.currentLease().orElseThrow();
+            gcs.storage().delete(BlobId.of("health", "gcslock/held-at-least"));
+            await().atMost(Duration.ofSeconds(5)).until(() -> lease.lostReason().isPresent());
+        }
+    }
+
     private ApplicationContextRunner runner() {
         return new ApplicationContextRunner()
                 .withConfiguration(AutoConfigurations.of(GcsLockEmulatorAutoConfiguration.class, GcsLockAutoConfiguration.class,
@@ -188,6 +198,17 @@ class HealthBookkeepingTest {
                     assertThat(locks.inspect("own")).isEmpty();
                     assertReachable(ctx, "after its answered inspect (a 404)");
                 });
+    }
+
+    @Test
+    void holdAtLeastReleasesALostLeaseAtOnceInsteadOfKeepingTheHealthDown() {
+        runner().withBean(HoldingJob.class).run(ctx -> {
+            io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
+            ctx.getBean(HoldingJob.class).run();
+            // Nothing is held any more: kept for the rest of holdAtLeast, the lost lease would keep gcsLock DOWN.
+            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(locks.heldLeases()).isEmpty());
+            assertThat(ctx.getBean(GcsLockHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
+        });
     }
 
     @Test
