@@ -289,7 +289,12 @@ class OneHoldPerInvocationPropertyTest {
                     switch (how) {
                         case VALUE -> run.call.work.complete("done");
                         case ERROR -> run.call.work.completeExceptionally(new IllegalStateException("failed by the test"));
-                        case CANCEL -> run.call.view.cancel(true);
+                        case CANCEL -> {
+                            // Cancelling the caller's future does not stop the work (issue 26): the hold lasts until
+                            // the work ends, which here is the body giving up too.
+                            run.call.view.cancel(true);
+                            run.call.work.cancel(true);
+                        }
                     }
                 }
                 case MONO, FLUX -> {
