@@ -186,7 +186,7 @@ class HealthBookkeepingTest {
     @Test
     void theRequestsOfAnApplicationsOwnGcsLockRegistryReachTheHealthToo() {
         runner().withBean("ownLocks", io.github.gcslock.GcsLockRegistry.class,
-                        () -> io.github.gcslock.GcsLockRegistry.builder(gcs.storage(), "health").ttl(Duration.ofSeconds(2))
+                        () -> io.github.gcslock.GcsLockRegistry.builder(gcs.storage(), "health").ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20))
                                 .operationTimeout(Duration.ofMillis(300)).build())
                 .run(ctx -> {
                     io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
