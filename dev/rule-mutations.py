@@ -139,11 +139,13 @@ muts = [
  ("events: an application thread runs only its own event", E+'LockEventDispatcher.java', "drain(lockName, event); // its own event only", "drain(lockName, null); // its own event only", "ExplorerFindingsTest#anApplicationThreadRunsOnlyItsOwnEventNotTheOnesRaisedMeanwhile"),
  ("poll cap at most a quarter of the holder's TTL", E+'WaitPacing.java', "upper = Math.min(upper, holderTtl.toNanos() / LOOKS_PER_TTL);", "upper = upper + 0;", "WaitPacingTest#theCapGrowsWithTheTimeWaitedWithinItsBounds"),
  # issue 27, rule 21: no write of ours to one object within writeRateWindow of our previous write to it
- ("write window: refreshes scheduled after it and waited for", E+'LeaseKeeper.java', ["long at = later(dueNanos, windowEnd(lease));", "|| !awaitWriteWindow(lease)) {"], ["long at = dueNanos;", ") {"], "WriteWindowTest#refreshesAskedForMoreOftenThanTheWindowAllowsComeOnePerWindowWithout429"),
+ ("write window: refreshes scheduled after it and waited for", E+'LeaseKeeper.java', ["long at = later(dueNanos, windowWaitEnd(lease));", "|| !awaitWriteWindow(lease)) {"], ["long at = dueNanos;", ") {"], "WriteWindowTest#refreshesAskedForMoreOftenThanTheWindowAllowsComeOnePerWindowWithout429"),
  ("write window: a renewal waits it out", E+'LeaseKeeper.java', "|| !awaitWriteWindow(lease)) {", ") {", "WriteWindowTest#aRenewalRightAfterARefreshWaitsOutTheWindow"),
  ("write window: counted from the end of a call that committed late", E+'LeaseKeeper.java', "            lease.wrote(engine.nanoTime());\n            if (lease.state() != GcsLease.State.ACTIVE) {", "            if (lease.state() != GcsLease.State.ACTIVE) {", "WriteWindowTest#theWindowCountsFromTheEndOfACallWhoseWriteCommittedLate"),
  ("write window: the release waits it out", E+'LeaseRelease.java', "interrupts.seen |= awaitWriteWindow(lease);", "", "WriteWindowTest#aReleaseRightAfterTheCreateWaitsOutTheWindow"),
  ("write window: a takeover's create waits it out after its own DELETE", E+'AcquireAttempt.java', "                    awaitWriteWindow(ownDeleteEnded);\n", "", "WriteWindowTest#aStaleTakeoverCreatesAWindowAfterItsOwnDelete"),
+ ("write window: waited for only while the refresh can still be confirmed before the deadline (rule 11 first)", E+'LeaseKeeper.java', "return earlier(windowEnd(lease), latestSend);", "return windowEnd(lease);", "WriteWindowReviewTest#aSlowButHealthyGcsWithinTheOperationTimeoutKeepsTheLease"),
+ ("write window: a per-lease TTL too short for window + 1.5 call bounds is refused", E+'LeaseTiming.java', "return needed < timing.deadlineSpanNanos();", "return window.toNanos() < timing.deadlineSpanNanos();", "WriteWindowReviewTest#aPerAcquisitionTtlTheEngineAcceptsSurvivesItsFirstRefreshesWithoutFaults"),
  ("write window: a TTL too short for it is refused at build", E+'LockSettings.java', "if (!writeWindowFits(ttl)) {", "if (false) {", "ValidationTest#aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks"),
 ]
 import re, time

@@ -57,7 +57,7 @@ final class EngineContext implements LeaseKeeper.Engine {
         if (ttl == null || ttl.equals(this.ttl)) {
             return defaultTiming;
         }
-        LeaseTiming timing = LeaseTiming.derive(name, ttl, maxRefreshFailures, writeRateWindow);
+        LeaseTiming timing = LeaseTiming.derive(name, ttl, maxRefreshFailures, writeRateWindow, operationTimeout);
         if (writeRateWindow.multipliedBy(maxRefreshFailures).toNanos() >= timing.deadlineSpanNanos() && shortTtlsWarned.add(ttl)) {
             // Rule 21: refreshes are at least a write window apart, so fewer than maxRefreshFailures fit before the
             // deadline; the deadline (rule 11) still loses the lease in time, it is only less tolerant of failures.
@@ -81,8 +81,13 @@ final class EngineContext implements LeaseKeeper.Engine {
      */
     @Override
     public LockStore storeFor(LeaseTiming timing) {
-        Duration third = Duration.ofMillis(Math.max(1, timing.ttl().toMillis() / 3));
-        return third.compareTo(operationTimeout) < 0 ? store.boundedTo(third) : store;
+        Duration bound = callBound(timing);
+        return bound.compareTo(operationTimeout) < 0 ? store.boundedTo(bound) : store;
+    }
+
+    @Override
+    public Duration callBound(LeaseTiming timing) {
+        return LeaseTiming.callBound(timing.ttl(), operationTimeout);
     }
 
     @Override

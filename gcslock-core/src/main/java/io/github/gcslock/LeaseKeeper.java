@@ -56,6 +56,9 @@ final class LeaseKeeper implements AutoCloseable {
         /** The store whose calls fit the deadline of a lease of {@code timing} (rule 15). */
         LockStore storeFor(LeaseTiming timing);
 
+        /** How long one call of {@link #storeFor}{@code (timing)} may take at most (rule 15). */
+        Duration callBound(LeaseTiming timing);
+
         Listeners listeners();
     }
 
@@ -216,8 +219,9 @@ final class LeaseKeeper implements AutoCloseable {
         countWriteRate(lease, period(lease));
         int chain = lease.refreshChain();
         // Rule 21: not within the write window of our last write to the object (the create, a renewal, the previous
-        // refresh), but at its end; the fixed rate goes on from there.
-        long at = later(dueNanos, windowEnd(lease));
+        // refresh), but at its end -- or at the latest send that can still be confirmed before the deadline, if that
+        // comes first (rule 11 before rule 21, see #windowWaitEnd); the fixed rate goes on from there.
+        long at = later(dueNanos, windowWaitEnd(lease));
         long delay = Math.max(0, at - engine.nanoTime());
         lease.refreshScheduled(timer.schedule(() -> dispatch(() -> refreshAndReschedule(lease, chain, at)),
                 delay, TimeUnit.NANOSECONDS));
@@ -234,26 +238,42 @@ final class LeaseKeeper implements AutoCloseable {
         return lease.lastWriteNanos() + writeWindowNanos;
     }
 
+    /**
+     * Until when a refresh of {@code lease} waits for the write window (rule 21): the window's end, but never past
+     * the latest send whose call, bounded by rule 15, still returns before the lease's deadline (rule 11).
+     *
+     * <p>The race this settles: the window counts from the end of our previous call, and the deadline from that
+     * call's send. With a slow but healthy GCS (reply time r, per-call bound c, window w, deadline span S) a refresh
+     * waiting out the whole window is confirmed at best r + w + r after the previous one was sent; once that passes
+     * S the lease is lost with no fault at all, where sending at once would have kept it. Rule 11 comes first: a
+     * refresh is sent no later than deadline - c, even inside the window, and a write of ours GCS then refuses with
+     * 429 is retried by the client within the same bound c (rule 15). With ordinary round trips it is not reached
+     * (TTL 8 s, the 1 s window, 30 ms replies: the cap is 3.7 s after a confirmed refresh, the window's end 1.03 s).
+     */
+    private long windowWaitEnd(GcsLease lease) {
+        long latestSend = lease.deadlineNanos() - engine.callBound(shorterOf(lease.target(), lease.timing())).toNanos();
+        return earlier(windowEnd(lease), latestSend);
+    }
+
+    private static long earlier(long a, long b) {
+        return a - b <= 0 ? a : b;
+    }
+
     private static long later(long a, long b) {
         return a - b >= 0 ? a : b;
     }
 
     /**
      * Waits, holding the lease's I/O lock, until the write window of our last write to its object has passed
-     * (rule 21): a renewal right after a refresh, a refresh right after a renewal or the create. False if the
-     * window would end at or after the lease's deadline (it cannot be refreshed in time: the deadline timer
-     * declares it lost, rule 11) or the lease stopped being ACTIVE meanwhile. The wait is on the registry's clock,
-     * ignores interrupts and gives the flag back.
+     * (rule 21): a renewal right after a refresh, a refresh right after a renewal or the create -- but no longer
+     * than the latest send that can still be confirmed before the lease's deadline (rule 11, {@link #windowWaitEnd}).
+     * False if the lease stopped being ACTIVE meanwhile. The wait is on the registry's clock, ignores interrupts and
+     * gives the flag back.
      */
     private boolean awaitWriteWindow(GcsLease lease) {
-        long end = windowEnd(lease);
+        long end = windowWaitEnd(lease);
         if (end - engine.nanoTime() <= 0) {
             return true;
-        }
-        if (end - lease.deadlineNanos() >= 0) {
-            log.debug("lock '{}': the write window of the last write ends after the lease's deadline; no refresh is sent",
-                    lease.name());
-            return false;
         }
         boolean interrupted = false;
         // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).

@@ -35,16 +35,29 @@ record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin
      * @throws GcsLockConfigurationException (setting {@code ttl}) naming the lock and the rule broken
      */
     static LeaseTiming derive(String lockName, Duration ttl, int maxRefreshFailures) {
-        return derive(lockName, ttl, maxRefreshFailures, Duration.ZERO);
+        return derive(lockName, ttl, maxRefreshFailures, Duration.ZERO, Duration.ofDays(1));
     }
 
     /**
-     * As {@link #derive(String, Duration, int)}, and refused when not even one refresh, a write window after the
-     * create, can come before the lease's deadline (rule 21).
+     * How long one GCS call for a lease of {@code ttl} may take (rule 15): TTL/3 (at least 1 ms), at most the
+     * registry's {@code operationTimeout}.
+     */
+    static Duration callBound(Duration ttl, Duration operationTimeout) {
+        Duration third = Duration.ofMillis(Math.max(1, ttl.toMillis() / 3));
+        return third.compareTo(operationTimeout) < 0 ? third : operationTimeout;
+    }
+
+    /**
+     * As {@link #derive(String, Duration, int)}, and refused when a healthy lease of this TTL could not keep itself
+     * under GCS's write limit (rule 21): the create's reply (taking up to half a call bound, rule 15), then a write
+     * window, then the first refresh's whole call bound must all fit before the lease's deadline (rule 11) --
+     * {@code writeRateWindow + 1.5 x callBound < ttl - safetyMargin}. Otherwise, even with replies that quick, the
+     * first refresh is either sent inside the window (a 429) or confirmed after the deadline (lost without a fault).
      *
      * @throws GcsLockConfigurationException (setting {@code ttl}) naming the lock, the rule broken and the smallest TTL
      */
-    static LeaseTiming derive(String lockName, Duration ttl, int maxRefreshFailures, Duration writeRateWindow) {
+    static LeaseTiming derive(String lockName, Duration ttl, int maxRefreshFailures, Duration writeRateWindow,
+            Duration operationTimeout) {
         if (ttl == null || ttl.isZero() || ttl.isNegative()) {
             throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' must be a positive duration, got " + ttl);
         }
@@ -66,15 +79,39 @@ record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin
         }
         Duration margin = defaultSafetyMargin(ttl, refresh);
         LeaseTiming timing = new LeaseTiming(ttl, refresh, margin);
-        if (!writeRateWindow.isZero() && writeRateWindow.toNanos() >= timing.deadlineSpanNanos()) {
-            // Rule 21: no refresh is sent within a write window of the create, so none could come before the deadline.
+        if (!writeRateWindow.isZero() && !keepsUnderTheWriteWindow(timing, writeRateWindow, operationTimeout)) {
+            Duration smallest = smallestTtlUnderTheWriteWindow(ttl, writeRateWindow, operationTimeout);
+            Duration bound = callBound(ttl, operationTimeout);
             throw new GcsLockConfigurationException("ttl", "the TTL of lock '" + lockName + "' (" + ttl + ") is too short "
                     + "for GCS's write limit: its deadline (" + Duration.ofNanos(timing.deadlineSpanNanos()) + " after a write) "
-                    + "comes before the writeRateWindow (" + writeRateWindow + ") that must pass before the next write, so it "
-                    + "could never be refreshed; use a TTL above " + writeRateWindow.multipliedBy(5).dividedBy(4)
-                    + " (above " + writeRateWindow.multipliedBy(maxRefreshFailures).multipliedBy(5).dividedBy(4)
-                    + " to allow maxRefreshFailures " + maxRefreshFailures + " refreshes)");
+                    + "must leave room for the create's reply (half a call bound, " + bound.dividedBy(2) + "), the writeRateWindow ("
+                    + writeRateWindow + ") that must pass before the next write, and the first refresh's call (up to " + bound
+                    + "), or it could not be refreshed in time; use a TTL of at least " + smallest);
         }
         return timing;
+    }
+
+    /** Rule 21's per-lease check: window + 1.5 call bounds before the deadline (see {@link #derive}). */
+    private static boolean keepsUnderTheWriteWindow(LeaseTiming timing, Duration window, Duration operationTimeout) {
+        long needed = window.plus(callBound(timing.ttl(), operationTimeout).multipliedBy(3).dividedBy(2)).toNanos();
+        return needed < timing.deadlineSpanNanos();
+    }
+
+    /** The smallest TTL (in steps of a hundredth of the window, at least 1 ms) that passes the per-lease check. */
+    private static Duration smallestTtlUnderTheWriteWindow(Duration ttl, Duration window, Duration operationTimeout) {
+        Duration step = window.dividedBy(100);
+        if (step.compareTo(Duration.ofMillis(1)) < 0) {
+            step = Duration.ofMillis(1);
+        }
+        Duration t = ttl;
+        for (int i = 0; i < 1_000_000; i++) {
+            t = t.plus(step);
+            Duration refresh = defaultRefreshInterval(t);
+            if (!refresh.isZero() && keepsUnderTheWriteWindow(new LeaseTiming(t, refresh, defaultSafetyMargin(t, refresh)),
+                    window, operationTimeout)) {
+                return t;
+            }
+        }
+        return t;
     }
 }
