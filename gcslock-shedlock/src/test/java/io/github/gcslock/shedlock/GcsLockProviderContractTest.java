@@ -316,14 +316,16 @@ class GcsLockProviderContractTest {
 
     @Test
     void aCrashedHolderFreesTheLockAfterItsLockAtMostForNotAfterTheRegistrysTtl() {
-        // Both instances use a 30 s TTL; the lock is taken for at most 1.5 s.
+        // Both instances use a 30 s TTL; the lock is taken for at most 1.5 s. The emulator here has no write limit, so the
+        // registries use a 20 ms write window as the rest of this class does (with GCS's 1 s window rule 21 refuses 1.5 s).
         Duration longTtl = Duration.ofSeconds(30);
         java.util.concurrent.ScheduledThreadPoolExecutor holderTimer = new java.util.concurrent.ScheduledThreadPoolExecutor(1);
         GcsLockProvider holder = track(new GcsLockProvider(track(GcsLockRegistry.builder(gcs.storage(), BUCKET).ttl(longTtl)
-                .refreshInterval(Duration.ofSeconds(3)).operationTimeout(Duration.ofMillis(600)).build()), holderTimer));
+                .refreshInterval(Duration.ofSeconds(3)).operationTimeout(Duration.ofMillis(600))
+                .writeRateWindow(Duration.ofMillis(20)).build()), holderTimer));
         GcsLockProvider other = track(new GcsLockProvider(track(GcsLockRegistry.builder(gcs.storage(), BUCKET).ttl(longTtl)
                 .refreshInterval(Duration.ofSeconds(3)).operationTimeout(Duration.ofMillis(600))
-                .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0).build())));
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0).writeRateWindow(Duration.ofMillis(20)).build())));
         assertThat(holder.lock(config(NAME, Duration.ofMillis(1500), Duration.ZERO))).isPresent();
 
         // The holder crashes: nothing releases the lock at lockAtMostFor and its refreshes stop reaching GCS.
