@@ -10,7 +10,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
- * Seed 002: a host whose wall clock is off by ±2 minutes (or GCS's clock as seen from it) neither
+ * DESIGN.md rule 6: a host whose wall clock is off by ±2 minutes (or GCS's clock as seen from it) neither
  * takes over a live lock nor waits forever for a dead one. Staleness is judged in GCS time, bounded
  * from below by the {@code updated} of replies plus our monotonic clock; the wall clock is never used.
  */
