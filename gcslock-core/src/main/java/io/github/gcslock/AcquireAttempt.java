@@ -459,19 +459,7 @@ final class AcquireAttempt {
      */
     private void awaitWriteWindow(long lastWriteEndedNanos) {
         long windowEnd = lastWriteEndedNanos + pacing.writeRateWindow().toNanos();
-        boolean interrupted = false;
-        // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
-        long left = windowEnd - nanoTime.getAsLong();
-        long realEnd = runtime.nanoTime() + left;
-        while (left > 0) {
-            try {
-                runtime.sleep(left);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-            left = Math.min(windowEnd - nanoTime.getAsLong(), realEnd - runtime.nanoTime());
-        }
-        if (interrupted) {
+        if (runtime.sleepUntilIgnoringInterrupts(windowEnd, nanoTime)) {
             Thread.currentThread().interrupt();
         }
     }

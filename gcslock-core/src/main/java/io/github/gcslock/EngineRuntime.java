@@ -10,6 +10,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * Internal seam, not API: where the engine gets its threads and how it waits for time to pass. {@link #REAL}
@@ -80,4 +81,24 @@ interface EngineRuntime {
 
     /** The time {@link #sleep} counts in, in nanoseconds. */
     long nanoTime();
+
+    /**
+     * Sleeps until {@code clock} (the registry's ticker) reads {@code endNanos}, but never longer than that rest in
+     * this runtime's own time (a test's clock may stand still); an interrupt does not end the sleep. The write-window
+     * waits of rule 21 use it. True if an interrupt came: the caller gives the flag back.
+     */
+    default boolean sleepUntilIgnoringInterrupts(long endNanos, LongSupplier clock) {
+        boolean interrupted = false;
+        long left = endNanos - clock.getAsLong();
+        long realEnd = nanoTime() + left;
+        while (left > 0) {
+            try {
+                sleep(left);
+            } catch (InterruptedException e) {
+                interrupted = true;
+            }
+            left = Math.min(endNanos - clock.getAsLong(), realEnd - nanoTime());
+        }
+        return interrupted;
+    }
 }

@@ -275,19 +275,7 @@ final class LeaseKeeper implements AutoCloseable {
         if (end - engine.nanoTime() <= 0) {
             return true;
         }
-        boolean interrupted = false;
-        // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
-        long left = end - engine.nanoTime();
-        long realEnd = runtime.nanoTime() + left;
-        while (left > 0) {
-            try {
-                runtime.sleep(left);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-            left = Math.min(end - engine.nanoTime(), realEnd - runtime.nanoTime());
-        }
-        if (interrupted) {
+        if (runtime.sleepUntilIgnoringInterrupts(end, engine::nanoTime)) {
             Thread.currentThread().interrupt();
         }
         return lease.state() == GcsLease.State.ACTIVE && !lease.isReleasing();

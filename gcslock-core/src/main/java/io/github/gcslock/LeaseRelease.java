@@ -304,20 +304,7 @@ final class LeaseRelease {
      * (rule 21), whatever interrupts come; true if one came (the caller gives the flag back later).
      */
     private boolean awaitWriteWindow(GcsLease lease) {
-        long end = lease.lastWriteNanos() + writeRateWindow.toNanos();
-        boolean interrupted = false;
-        // On the registry's clock, but never longer than the window's rest in real time (a test's clock may stand still).
-        long left = end - nanoTime.getAsLong();
-        long realEnd = runtime.nanoTime() + left;
-        while (left > 0) {
-            try {
-                runtime.sleep(left);
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-            left = Math.min(end - nanoTime.getAsLong(), realEnd - runtime.nanoTime());
-        }
-        return interrupted;
+        return runtime.sleepUntilIgnoringInterrupts(lease.lastWriteNanos() + writeRateWindow.toNanos(), nanoTime);
     }
 
     /** Sleeps {@code d} whatever interrupts come; true if one came (the caller gives the flag back later). */
