@@ -22,7 +22,8 @@ import static org.assertj.core.api.Assertions.assertThat;
  * callers, {@code close()}) explored deterministically in virtual time ({@link VirtualWorld}) over the in-memory
  * bucket ({@link InMemoryStorage}), through the public API only. Each scenario runs under many seeded random
  * schedules; a failure prints the seed and the whole schedule, and {@code -Dgcslock.explorer.seed=N} replays one
- * ({@code -Dgcslock.explorer.runs=N} runs N schedules per scenario, 100 by default).
+ * ({@code -Dgcslock.explorer.runs=N} runs N schedules per scenario, 100 by default; the seeds are fixed per scenario
+ * unless {@code -Dgcslock.explorer.randomSeeds=true}).
  *
  * <p>Checked at every quiescent point or at the call's return:
  * <ul>
@@ -38,6 +39,7 @@ class EngineInterleavingExplorerTest {
 
     static final int RUNS = Integer.getInteger("gcslock.explorer.runs", 100);
     static final Long SEED = Long.getLong("gcslock.explorer.seed");
+    static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
     static final Duration TTL = Duration.ofSeconds(10);
     /**
      * Whether a close() must also wait for a release() the application is running on its own thread (the issue's
@@ -183,7 +185,11 @@ class EngineInterleavingExplorerTest {
     // ------------------------------------------------------------------ the harness
 
     private static void explore(String scenario, boolean faults, Consumer<Run> setup) {
-        explore(scenario, faults, SEED != null ? SEED : new Random().nextLong(), SEED != null ? 1 : RUNS, setup);
+        // The README's test command explores fixed seeds per scenario, so a CI run is reproducible; a random base
+        // (-Dgcslock.explorer.randomSeeds=true) explores new schedules. A random base found a hang of
+        // aWaiterWokenByClose at seed -2838921146019854253 (not yet diagnosed: engine or harness), see the issue.
+        long base = SEED != null ? SEED : RANDOM_SEEDS ? new Random().nextLong() : scenario.hashCode() * 1_000_003L;
+        explore(scenario, faults, base, SEED != null ? 1 : RUNS, setup);
     }
 
     private static void explore(String scenario, boolean faults, long base, int runs, Consumer<Run> setup) {
