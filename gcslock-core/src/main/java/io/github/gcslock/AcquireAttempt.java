@@ -409,20 +409,22 @@ final class AcquireAttempt {
     }
 
     /**
-     * Rule 14: a wait that ends because the registry closed, after a create of {@code leaseId} whose outcome is
-     * unknown (its reply was lost: it may have committed), reads the object and deletes it if that create wrote
-     * it — guarded by what it read, so nobody else's object goes. Nothing else would: no lease of it exists, and
-     * no later call of a closed registry retakes it. A failure is logged; the object then stays for its TTL.
+     * Rules 3, 14: a call that ends without the lease (a wait ended by close(), an interrupt, its budget or GCS
+     * unreachable; a one-shot that failed) after a create of {@code leaseId} whose outcome is unknown (its reply was
+     * lost: it may have committed) reads the object and deletes it if that create wrote it — guarded by what it
+     * read, so nobody else's object goes. Nothing else would: no lease of it exists, and other processes wait out its
+     * TTL. A failure is logged; the object then stays for its TTL (or until this process next asks for the name and
+     * retakes it, rule 4). A create still in flight that commits after the read is not seen (GCS has no cancel).
      */
     void deleteOwnUnknownCreate(String name, String leaseId, LockStore store) {
         try {
             Blob current = store.read(store.id(name));
             if (current != null && me.owner().equals(LockObject.owner(current)) && leaseId.equals(LockObject.leaseId(current))
                     && store.deleteIfUnchanged(current)) {
-                log.debug("lock '{}': deleted the object of a create whose reply was lost, as the registry closed", name);
+                log.debug("lock '{}': deleted the object of a create whose reply was lost, as the call ended without the lock", name);
             }
         } catch (RuntimeException e) {
-            log.warn("lock '{}': could not check for a lock object of a create whose reply was lost as the registry closed "
+            log.warn("lock '{}': could not check for a lock object of a create whose reply was lost as the call ended "
                     + "({}); if it committed, it stays until its TTL passes", name, e.getMessage());
         }
     }

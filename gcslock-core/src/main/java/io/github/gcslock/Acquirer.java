@@ -148,7 +148,17 @@ final class Acquirer {
             issuer.checkOpen(name);
             // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
             // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
-            AcquireAttempt.Result result = attempts.attempt(name, ProcessIdentity.randomHex(8), context.storeFor(timing), new AcquireAttempt.UnknownCreates(), timing, true, false);
+            String leaseId = ProcessIdentity.randomHex(8);
+            AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
+            AcquireAttempt.Result result;
+            try {
+                result = attempts.attempt(name, leaseId, context.storeFor(timing), unknownCreates, timing, true, false);
+            } catch (RuntimeException ended) {
+                if (unknownCreates.ofThisCall()) {
+                    deleteOwnUnknownCreate(name, leaseId, timing);
+                }
+                throw ended;
+            }
             if (result.lease() != null) {
                 acquired = true;
                 return Optional.of(issuer.own(slot, result.lease()));
@@ -160,6 +170,24 @@ final class Acquirer {
         } finally {
             if (!acquired) {
                 slot.permit.release();
+            }
+        }
+    }
+
+    /**
+     * Rules 3, 14: the create of a one-shot call may have committed with its reply lost (or its retries cut short
+     * by an interrupt or the call bound), and the call ends without a lease. No lease of that object exists and no
+     * later call adopts it (each call has its own lease id), so it would block the name for its whole TTL — decades
+     * for a long one. Deleted now, guarded by what is read, with the caller's interrupt flag clear for the two
+     * requests and given back afterwards.
+     */
+    private void deleteOwnUnknownCreate(String name, String leaseId, LeaseTiming timing) {
+        boolean interrupted = Thread.interrupted();
+        try {
+            attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing));
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
             }
         }
     }

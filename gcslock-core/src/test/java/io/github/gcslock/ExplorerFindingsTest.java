@@ -356,4 +356,27 @@ class ExplorerFindingsTest extends EmulatorTestBase {
         caller.set(null);
         lease.release();
     }
+
+    /**
+     * Explorer (long run, seed 1600321029638220348): {@code P0 fault DROP_CREATE_REPLY, P0 tryAcquire('a', ttl DECADES,
+     * interrupted)}, then every registry closed: the object of the one-shot's create stayed in GCS ("objects left in GCS
+     * after every registry's close() returned: [gcslock/a lease ... (never handed out)]"), for its TTL: decades.
+     * A one-shot whose create may have committed unseen deletes that create when it ends without the lease, as a
+     * waiter does (rules 3, 14).
+     */
+    @Test
+    void aOneShotOnAnInterruptedThreadWhoseCreateReplyWasLostLeavesNoObject() throws Exception {
+        GcsLockRegistry r = GcsLockRegistry.builder(gcs.storage("one-shot"), BUCKET).ttl(Duration.ofSeconds(30))
+                .refreshInterval(Duration.ofSeconds(5)).operationTimeout(Duration.ofMillis(500)).verifyBucket(false).build();
+        try (r) {
+            gcs.faults().dropNextReply(Operation.INSERT); // the create commits, its reply is lost
+            Thread.currentThread().interrupt();           // so the client's retry, which would adopt it, is cut short
+            Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> r.tryAcquire("job", Duration.ofDays(3650)));
+            boolean flagKept = Thread.interrupted();
+            assertThat(thrown).as("the documented failure of a call whose outcome GCS did not tell").isInstanceOf(GcsLockException.class);
+            assertThat(flagKept).as("the interrupt flag comes back").isTrue();
+            assertThat(object("job")).as("the object of the one-shot's own create, which handed out no lease").isNull();
+        }
+        assertThat(object("job")).as("nothing left after close()").isNull();
+    }
 }
