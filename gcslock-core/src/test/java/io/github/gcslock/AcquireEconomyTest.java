@@ -208,7 +208,8 @@ class AcquireEconomyTest extends EmulatorTestBase {
             gcs.faults().reset(); // the slow create, still held back, will commit
             gcs.faults().beforeNext(Operation.INSERT, () -> {
                 letItCommit.countDown();
-                await().atMost(Duration.ofSeconds(5)).until(() -> object("job") != null);
+                await("the slow create, now let through, to commit its object")
+                        .atMost(Duration.ofSeconds(30)).until(() -> object("job") != null);
             });
             Lease mine = r.tryAcquire("job").orElseThrow();
             assertThat(mine.fencingToken()).isEqualTo(object("job").getGeneration());

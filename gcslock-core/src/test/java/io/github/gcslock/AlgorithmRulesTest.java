@@ -183,9 +183,11 @@ class AlgorithmRulesTest extends EmulatorTestBase {
         List<String> told = new CopyOnWriteArrayList<>();
         lease.onLost((l, e) -> told.add(e.getMessage()));
         storage.delete(BlobId.of(BUCKET, "gcslock/job"));
-        await().atMost(Duration.ofSeconds(2)).until(() -> !lease.isHealthy());
+        await("the lease to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("deleted"));
-        await().atMost(Duration.ofSeconds(2)).untilAsserted( // told on a listener thread
+        await("the lost listener to be told, on a listener thread")
+                .atMost(Duration.ofSeconds(30)).untilAsserted( // told on a listener thread
                 () -> assertThat(told).singleElement().satisfies(m -> assertThat(m).contains("'job'")));
         org.assertj.core.api.Assertions.assertThatThrownBy(lease::checkHealthy).isInstanceOf(LockLostException.class);
     }
@@ -196,7 +198,8 @@ class AlgorithmRulesTest extends EmulatorTestBase {
         GcsLockRegistry r = registry();
         Lease lease = r.acquire("job", Duration.ZERO);
         foreignRefresh("job");
-        await().atMost(Duration.ofSeconds(2)).until(() -> !lease.isHealthy());
+        await("the lease to be lost after someone else changed its object")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("changed by someone else"));
     }
 
@@ -209,7 +212,8 @@ class AlgorithmRulesTest extends EmulatorTestBase {
         GcsLockRegistry r = registry();
         Lease lease = r.acquire("job", Duration.ZERO);
         gcs.faults().dropNextReply(Operation.PATCH);
-        await().atMost(Duration.ofSeconds(3)).until(() -> object("job").getMetageneration() >= 4);
+        await("the refresh whose reply was dropped to be retried and its own change adopted")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job").getMetageneration() >= 4);
         assertThat(lease.isHealthy()).as(lease.lostReason().orElse("")).isTrue();
     }
 
@@ -220,7 +224,8 @@ class AlgorithmRulesTest extends EmulatorTestBase {
                 .maxRefreshFailures(3).operationTimeout(Duration.ofMillis(100)));
         Lease lease = r.acquire("job", Duration.ZERO);
         gcs.faults().failNext(10_000, 503, Operation.PATCH);
-        await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        await("the lease to be lost after 3 refreshes in a row failed")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("3 consecutive refreshes failed"));
     }
 
@@ -231,7 +236,8 @@ class AlgorithmRulesTest extends EmulatorTestBase {
         Lease lease = r.acquire("job", Duration.ZERO);
         long metaBefore = object("job").getMetageneration();
         gcs.faults().failNext(2, 503, Operation.PATCH);
-        await().atMost(Duration.ofSeconds(3)).until(() -> object("job").getMetageneration() > metaBefore);
+        await("a refresh to succeed after two failed ones")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job").getMetageneration() > metaBefore);
         assertThat(lease.isHealthy()).isTrue();
     }
 

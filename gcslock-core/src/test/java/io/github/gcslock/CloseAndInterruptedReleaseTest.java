@@ -34,12 +34,13 @@ class CloseAndInterruptedReleaseTest extends EmulatorTestBase {
         }, "waiter");
         waiter.start();
         // The create committed, its reply was lost, and the waiter sleeps before its next attempt.
-        await().atMost(Duration.ofSeconds(30)).until(() -> object("lost-create") != null && backingOff(waiter));
+        await("the waiter's create to commit with its reply lost, and the waiter to back off")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("lost-create") != null && backingOff(waiter));
 
         r.close();
         waiter.join(10_000);
         assertThat(failure.get()).isInstanceOf(IllegalStateException.class).hasMessageContaining("closed");
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+        await("close() to delete the waiter's own committed create").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(object("lost-create")).as("the waiter's own committed create, deleted").isNull());
     }
 

@@ -81,7 +81,8 @@ class EngineReview3Test extends EmulatorTestBase {
         gcs.faults().client("h").slowReplies(1, Duration.ofMillis(400));
         Thread r0 = new Thread(() -> r.renew(lease, null), "r0");
         r0.start();
-        await().atMost(Duration.ofSeconds(5)).until(() -> gcs.faults().client("h").slowedReplies() >= 1);
+        await("the holder's first renewal PATCH to commit with its reply held back")
+                .atMost(Duration.ofSeconds(30)).until(() -> gcs.faults().client("h").slowedReplies() >= 1);
         // r0's PATCH has committed; its reply is held back. The next PATCH is one of the two renewals below;
         // the holder's network goes right after it (every later request of the holder is refused).
         gcs.faults().beforeNext(Operation.PATCH, () -> gcs.faults().client("h").partition(ClientFaults.Partition.FAIL));
@@ -97,7 +98,8 @@ class EngineReview3Test extends EmulatorTestBase {
             }
         }, "renew-2s");
         t1.start();
-        await().atMost(Duration.ofSeconds(5)).until(() -> parkedIn(t1, java.util.concurrent.locks.ReentrantLock.class));
+        await("renew(2 s) to queue behind the first renewal on the lease's lock")
+                .atMost(Duration.ofSeconds(30)).until(() -> parkedIn(t1, java.util.concurrent.locks.ReentrantLock.class));
         Thread t2 = new Thread(() -> {
             try {
                 r.renew(lease, Duration.ofSeconds(30));
@@ -107,7 +109,8 @@ class EngineReview3Test extends EmulatorTestBase {
             }
         }, "renew-30s");
         t2.start();
-        await().atMost(Duration.ofSeconds(5)).until(() -> parkedIn(t2, java.util.concurrent.locks.ReentrantLock.class));
+        await("renew(30 s) to queue behind the first renewal on the lease's lock")
+                .atMost(Duration.ofSeconds(30)).until(() -> parkedIn(t2, java.util.concurrent.locks.ReentrantLock.class));
         r0.join(5000);
         t1.join(5000);
         t2.join(5000);
@@ -140,7 +143,8 @@ class EngineReview3Test extends EmulatorTestBase {
         GcsLockRegistry other = registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(250)));
         AtomicReference<Boolean> holderHealthyAtTakeover = new AtomicReference<>();
         AtomicReference<Lease> taken = new AtomicReference<>();
-        await().atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(50)).until(() -> {
+        await("another registry to take the lock over after the holder was cut off")
+                .atMost(Duration.ofSeconds(8)).pollInterval(Duration.ofMillis(50)).until(() -> {
             Optional<Lease> l = other.tryAcquire("renew-crash");
             if (l.isPresent()) {
                 holderHealthyAtTakeover.set(lease.isHealthy());
@@ -250,7 +254,8 @@ class EngineReview3Test extends EmulatorTestBase {
         Lease foreign = holder().tryAcquire("overlap").orElseThrow();
         assertThat(r.tryAcquire("overlap")).isEmpty();
         letGo.countDown();
-        await().atMost(Duration.ofSeconds(5)).until(() -> events.contains("released 1"));
+        await("lease 1's \"released\" event after its hung lost listener was let go")
+                .atMost(Duration.ofSeconds(30)).until(() -> events.contains("released 1"));
         foreign.release();
         assertThat(events).as("events of lock 'overlap' in order, one at a time")
                 .containsExactly("lost 1", "lost-done 1", "released 1", "notAcquired");
@@ -423,12 +428,13 @@ class EngineReview3Test extends EmulatorTestBase {
         Thread acquirer = new Thread(() -> second.set(r.tryAcquire("fenced").orElseThrow()), "second-acquirer");
         acquirer.start();
         // "acquired 2" ran, or the acquiring thread waits for lease 1's events, or it returned with its events queued
-        await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2")
+        await("the second acquisition to run \"acquired 2\", wait for lease 1's events, or return")
+                .atMost(Duration.ofSeconds(30)).until(() -> events.contains("acquired 2")
                 || parkedIn(acquirer, LockEventDispatcher.class) || !acquirer.isAlive());
         letGo.countDown();
         acquirer.join(10_000);
         second.get().release();
-        await().atMost(Duration.ofSeconds(5)).until(() -> events.contains("released 2"));
+        await("lease 2's \"released\" event").atMost(Duration.ofSeconds(30)).until(() -> events.contains("released 2"));
         System.out.println("[review] fenced events: " + events);
         assertThat(events).as("events of lock 'fenced', one at a time and in order across leases")
                 .containsExactly("acquired 1", "lost 1", "lost-done 1", "released 1", "fencingTokenRegression 2", "acquired 2",
@@ -500,7 +506,8 @@ class EngineReview3Test extends EmulatorTestBase {
         GcsLockRegistry other = registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(250)));
         AtomicReference<Boolean> holderHealthyAtTakeover = new AtomicReference<>();
         AtomicReference<Lease> taken = new AtomicReference<>();
-        await().atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(20)).until(() -> {
+        await("another registry to take the lock over after the holder was cut off")
+                .atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() -> {
             Optional<Lease> l = other.tryAcquire("renew-late-twice");
             if (l.isPresent()) {
                 holderHealthyAtTakeover.set(lease.isHealthy());

@@ -62,9 +62,11 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
                 throw new IllegalStateException(e);
             }
         });
-        await().atMost(Duration.ofSeconds(5)).until(() -> object("job") != null);
+        await("A's create, whose reply is dropped, to commit")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job") != null);
         long firstWrite = System.nanoTime();
-        await().pollDelay(ttl.plusMillis(300)).atMost(ttl.plusSeconds(2)).until(() -> true);
+        await("the TTL plus 300 ms to pass")
+                .pollDelay(ttl.plusMillis(300)).atMost(ttl.plusSeconds(2)).until(() -> true);
         assertThat(System.nanoTime() - firstWrite).isGreaterThan(ttl.toNanos());
         gcs.faults().dropReplies(0);
         Lease lease = waiting.get(10, TimeUnit.SECONDS);
@@ -95,9 +97,10 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
                 throw new IllegalStateException(e);
             }
         });
-        await().atMost(Duration.ofSeconds(5)).until(() -> object("job") != null);
+        await("A's create, whose reply is dropped, to commit")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job") != null);
         long created = object("job").getGeneration();
-        await().pollDelay(Duration.ofMillis(1400)).atMost(Duration.ofSeconds(3)).until(() -> true);
+        await("1.4 s to pass").pollDelay(Duration.ofMillis(1400)).atMost(Duration.ofSeconds(3)).until(() -> true);
         gcs.faults().dropReplies(0);
         Lease lease = waiting.get(10, TimeUnit.SECONDS);
         Blob now = object("job"); // read before the first scheduled refresh (900 ms after the hand-out)
@@ -133,7 +136,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         Lease lease = r.tryAcquire("job").orElseThrow();
         // R1 commits 100 ms after the client gave up on it, and before R2 is sent (one interval later).
         gcs.faults().beforeNext(Operation.PATCH, () -> sleep(400));
-        await().atMost(Duration.ofSeconds(6)).until(() -> object("job").getMetageneration() >= 3 || !lease.isHealthy());
+        await("the refresh after the late one to commit, or the lease to be lost")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job").getMetageneration() >= 3 || !lease.isHealthy());
         assertThat(failures).as("R1 timed out").hasValue(1);
         assertThat(lease.isHealthy()).as(lease.lostReason().orElse("healthy")).isTrue();
         lease.release();
@@ -156,7 +160,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         gcs.faults().beforeNext(Operation.PATCH, () -> sleep(400));
         // The slow PATCH has committed (metageneration 2) but the engine only knows metageneration 1;
         // the next refresh is still ~900 ms away.
-        await().atMost(Duration.ofSeconds(3)).until(() -> object("job").getMetageneration() == 2);
+        await("the slow refresh PATCH to commit (metageneration 2)")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job").getMetageneration() == 2);
         lease.release();
         assertThat(object("job")).as("our object is deleted even though our last refresh was unconfirmed").isNull();
     }
@@ -201,7 +206,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         try {
             gcs.faults().resetCounters();
             Future<Lease> gcsWaiter = threads.submit(() -> r.acquire("job", Duration.ofSeconds(30)));
-            await().atMost(Duration.ofSeconds(5)).until(() -> gcs.faults().requestCount(Operation.INSERT) >= 1);
+            await("the GCS waiter's first create")
+                    .atMost(Duration.ofSeconds(30)).until(() -> gcs.faults().requestCount(Operation.INSERT) >= 1);
             Future<Lease> localWaiter = threads.submit(() -> r.acquire("job", Duration.ofSeconds(30)));
             sleep(100); // let T2 queue on the local permit
             r.close();
@@ -211,7 +217,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
                         .cause().hasMessageContaining("'job'").hasMessageContaining("closed");
             }
             held.release();
-            await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> object("job") == null);
+            await("the lock to stay free for 300 ms after the foreign holder released it")
+                    .during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(2)).until(() -> object("job") == null);
             assertThat(r.heldLeases()).isEmpty();
         } finally {
             threads.shutdownNow();
@@ -341,7 +348,8 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
             leases.add(lease);
         }
         gcs.faults().latency(Duration.ofSeconds(6), Duration.ofSeconds(6)); // GCS hangs past the TTL
-        await().atMost(Duration.ofSeconds(10)).until(() -> toldAt.size() == count && eventAt.size() == count);
+        await("every lease's onLost listener and lost event while GCS hangs past the TTL")
+                .atMost(Duration.ofSeconds(30)).until(() -> toldAt.size() == count && eventAt.size() == count);
         for (Lease lease : leases) {
             assertThat(toldAt.get(lease.name())).as("onLost of " + lease.name()).isBefore(expiresAt.get(lease.name()));
             assertThat(eventAt.get(lease.name())).as("lost event of " + lease.name()).isBefore(expiresAt.get(lease.name()));
@@ -382,11 +390,14 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         try {
             storage.delete(object("a1").getBlobId()); // an administrator removes two locks: both leases are lost
             storage.delete(object("a2").getBlobId());
-            await().atMost(Duration.ofSeconds(3)).until(() -> !a1.isHealthy() && !a2.isHealthy());
+            await("leases a1 and a2 to be lost after their objects were deleted")
+                    .atMost(Duration.ofSeconds(30)).until(() -> !a1.isHealthy() && !a2.isHealthy());
             long before = object("b").getMetageneration();
-            await().atMost(Duration.ofSeconds(3)).until(() -> object("b").getMetageneration() >= before + 3);
+            await("lease b to be refreshed 3 more times while the lost listeners of a1 and a2 hang")
+                    .atMost(Duration.ofSeconds(30)).until(() -> object("b").getMetageneration() >= before + 3);
             assertThat(healthy.isHealthy()).as(healthy.lostReason().orElse("healthy")).isTrue();
-            await().atMost(Duration.ofSeconds(3)).until(() -> lostListenerThreads.size() == 2);
+            await("the slow lost listener to run for both a1 and a2")
+                    .atMost(Duration.ofSeconds(30)).until(() -> lostListenerThreads.size() == 2);
             assertThat(lostListenerThreads).as("the threads the slow lost listener ran on (rule 20: listener threads only)")
                     .allMatch(name -> name.startsWith("gcslock-events-"));
         } finally {
@@ -416,9 +427,10 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
         }));
         Lease lease = r.tryAcquire("job").orElseThrow();
         storage.delete(object("job").getBlobId());
-        await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        await("the lease to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
         lease.release();
-        await().atMost(Duration.ofSeconds(3)).until(() -> seen.size() == 2);
+        await("the lost and the released event").atMost(Duration.ofSeconds(30)).until(() -> seen.size() == 2);
         assertThat(seen).containsExactly("lost", "released");
     }
 

@@ -69,12 +69,13 @@ class EventOrderAcrossLeasesTest extends EmulatorTestBase {
         acquirer.start();
         // Either "acquired 2" ran (the old order), or the acquiring thread waits for lease 1's events, or it returned
         // with "acquired 2" queued behind them.
-        await().atMost(Duration.ofSeconds(10)).until(() -> events.contains("acquired 2") || waitsInTheDispatcher(acquirer)
+        await("the second acquisition to run \"acquired 2\", wait for lease 1's events, or return")
+                .atMost(Duration.ofSeconds(30)).until(() -> events.contains("acquired 2") || waitsInTheDispatcher(acquirer)
                 || !acquirer.isAlive());
         letLostFinish.countDown();
         acquirer.join(10_000);
         second.get().release();
-        await().atMost(Duration.ofSeconds(5)).until(() -> events.contains("released 2"));
+        await("lease 2's \"released\" event").atMost(Duration.ofSeconds(30)).until(() -> events.contains("released 2"));
         assertThat(events).containsExactly("acquired 1", "lost 1", "lost-done 1", "released 1", "acquired 2", "released 2");
     }
 

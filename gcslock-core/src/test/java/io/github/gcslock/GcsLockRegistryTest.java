@@ -40,7 +40,8 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         Lease lease = r.tryAcquire("job").orElseThrow();
         Blob before = object("job");
         gcs.faults().resetCounters();
-        await().atMost(Duration.ofSeconds(2)).until(() -> gcs.faults().requestCount(Operation.PATCH) >= 1);
+        await("the lease's first refresh PATCH")
+                .atMost(Duration.ofSeconds(30)).until(() -> gcs.faults().requestCount(Operation.PATCH) >= 1);
         sleep(REFRESH.toMillis() / 4);
         long patches = gcs.faults().requestCount(Operation.PATCH);
         assertThat(gcs.faults().objectRequests()).isEqualTo(patches);
@@ -311,7 +312,8 @@ class GcsLockRegistryTest extends EmulatorTestBase {
                 waiterThread[0] = Thread.currentThread();
                 return r.acquire("waited", Duration.ofSeconds(30));
             });
-            await().atMost(Duration.ofSeconds(5)).until(() -> waiterThread[0] != null
+            await("the waiter to queue on the local permit")
+                    .atMost(Duration.ofSeconds(30)).until(() -> waiterThread[0] != null
                     && waiterThread[0].getState() == Thread.State.TIMED_WAITING); // queued on the local permit
             Lease foreign = other.tryAcquire("busy").orElseThrow();
             for (int i = 0; i < 200; i++) {
@@ -360,10 +362,11 @@ class GcsLockRegistryTest extends EmulatorTestBase {
                     return lease.fencingToken();
                 }
             });
-            await().atMost(Duration.ofSeconds(5)).until(() -> waiterThread[0] != null
+            await("W to queue on the local permit").atMost(Duration.ofSeconds(30)).until(() -> waiterThread[0] != null
                     && waiterThread[0].getState() == Thread.State.TIMED_WAITING); // queued on the local permit
             h.release();
-            await().atMost(Duration.ofSeconds(5)).until(() -> r.heldLeases().size() == 1);
+            await("W to take k after the other holder released it")
+                    .atMost(Duration.ofSeconds(30)).until(() -> r.heldLeases().size() == 1);
             gcs.faults().resetCounters();
             assertThat(pool.submit(() -> r.tryAcquire("k")).get()).as("W holds k").isEmpty();
             assertThat(gcs.faults().objectRequests()).as("k is queued locally: nothing sent").isZero();
@@ -485,7 +488,8 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         Lease lease = a.tryAcquire("job").orElseThrow();
         a.releaseAfter(lease, Duration.ofMillis(300));
         assertThat(b.tryAcquire("job")).isEmpty();
-        await().atMost(Duration.ofSeconds(3)).until(() -> object("job") == null);
+        await("the deferred release to delete the object after its 300 ms delay")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job") == null);
         assertThat(b.tryAcquire("job")).isPresent();
     }
 
@@ -538,7 +542,8 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         assertThat(object("job")).as("kept for the delay").isNotNull();
         assertThat(r.tryAcquire("job")).as("no hold of this thread is left").isEmpty();
         assertThat(outer.isHealthy()).as("the checks above ran within the delay").isTrue();
-        await().atMost(Duration.ofSeconds(5)).until(() -> object("job") == null);
+        await("the deferred release to delete the object after its 2 s delay")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job") == null);
         assertThat(r.tryAcquire("job")).isPresent();
     }
 

@@ -2,6 +2,7 @@ package io.github.gcslock;
 
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -41,7 +42,8 @@ class ListenerOrderTest extends EmulatorTestBase {
         };
         GcsLockRegistry r = registry(b -> b.listener(slow).listener(recorder));
         Lease lease = r.tryAcquire("event-order").orElseThrow();
-        await().until(() -> seen.contains("refreshed"));
+        await("the second listener to see a refresh")
+                .atMost(Duration.ofSeconds(30)).until(() -> seen.contains("refreshed"));
         assertThat(seen.get(0)).as("events seen by the second listener: %s", seen).isEqualTo("acquired");
         lease.release();
     }

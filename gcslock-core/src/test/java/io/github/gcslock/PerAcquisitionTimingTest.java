@@ -81,11 +81,13 @@ class PerAcquisitionTimingTest extends EmulatorTestBase {
     private void assertHealthyAcrossOneHungRefresh(Lease lease) {
         assertThat(lease.isHealthy()).isTrue();
         Instant before = lease.lastRefreshAt();
-        await().atMost(Duration.ofSeconds(3)).until(() -> lease.lastRefreshAt().isAfter(before)); // refreshing normally
+        await("the lease to be refreshed normally once")
+                .atMost(Duration.ofSeconds(30)).until(() -> lease.lastRefreshAt().isAfter(before)); // refreshing normally
         AtomicReference<String> lost = new AtomicReference<>();
         lease.onLost((l, e) -> lost.compareAndSet(null, e.getMessage()));
         gcs.faults().client("a").slowReplies(1, Duration.ofSeconds(3));
-        await().atMost(Duration.ofSeconds(3)).until(() -> gcs.faults().client("a").slowedReplies() == 1);
+        await("the refresh whose reply hangs to be sent")
+                .atMost(Duration.ofSeconds(30)).until(() -> gcs.faults().client("a").slowedReplies() == 1);
         sleep(4000); // the hung reply comes back; a bounded call would have let later refreshes run meanwhile
         assertThat(lost.get()).as("lease lost because one refresh reply hung").isNull();
         assertThat(lease.isHealthy()).as("healthy after one hung refresh reply: %s", lease.lostReason().orElse("-")).isTrue();

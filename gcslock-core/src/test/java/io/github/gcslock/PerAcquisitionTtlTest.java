@@ -40,7 +40,8 @@ class PerAcquisitionTtlTest extends EmulatorTestBase {
 
         Instant first = lease.lastRefreshAt();
         // Refreshed every 100 ms (TTL/8), long before the registry's 3 s interval.
-        await().atMost(Duration.ofSeconds(2)).until(() -> lease.lastRefreshAt().isAfter(first));
+        await("a refresh at the acquisition's own interval (TTL/8), before the registry's 3 s")
+                .atMost(Duration.ofSeconds(2)).until(() -> lease.lastRefreshAt().isAfter(first));
         assertThat(storedTtlMillis("own-ttl")).as("each refresh writes the acquisition's TTL").isEqualTo(800);
         assertThat(lease.isHealthy()).isTrue();
 
@@ -60,7 +61,8 @@ class PerAcquisitionTtlTest extends EmulatorTestBase {
 
         // The holder can no longer refresh (its PATCHes fail); the other registry never PATCHes here.
         gcs.faults().failNext(10_000, 503, Operation.PATCH);
-        await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        await("the lease with a 1 s TTL to be lost within 3 s of its PATCHes failing")
+                .atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
 
         // With the registry's 30 s TTL this would time out; the object's own 1 s TTL lets it be taken over.
         Lease taken = other.acquire("crash", Duration.ofSeconds(5));
@@ -113,7 +115,8 @@ class PerAcquisitionTtlTest extends EmulatorTestBase {
         assertThat(storedTtlMillis("renewed")).isEqualTo(900);
         assertThat(Duration.between(lease.lastRefreshAt(), lease.expiresAt())).isEqualTo(Duration.ofMillis(900));
         Instant renewedAt = lease.lastRefreshAt();
-        await().atMost(Duration.ofSeconds(2)).until(() -> lease.lastRefreshAt().isAfter(renewedAt)); // ~112 ms now
+        await("a refresh at the renewed TTL's interval (~112 ms), before the registry's 3 s")
+                .atMost(Duration.ofSeconds(2)).until(() -> lease.lastRefreshAt().isAfter(renewedAt)); // ~112 ms now
 
         r.renew(lease, Duration.ofSeconds(20));
         assertThat(storedTtlMillis("renewed")).isEqualTo(20_000);

@@ -63,7 +63,8 @@ class RealGcsTest {
         GcsLockRegistry a = registry(Duration.ofSeconds(10));
         Lease lease = a.acquire("refreshed", Duration.ZERO);
         long meta = a.inspect("refreshed").orElseThrow().metageneration();
-        await().atMost(Duration.ofSeconds(15)).until(() -> a.inspect("refreshed").orElseThrow().metageneration() > meta);
+        await("the lease to be refreshed on real GCS")
+                .atMost(Duration.ofSeconds(60)).until(() -> a.inspect("refreshed").orElseThrow().metageneration() > meta);
         assertThat(lease.isHealthy()).isTrue();
         lease.release();
     }

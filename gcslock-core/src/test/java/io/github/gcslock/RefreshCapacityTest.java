@@ -119,20 +119,23 @@ class RefreshCapacityTest extends EmulatorTestBase {
         Lease fast = r.tryAcquire("fast").orElseThrow();
         try {
             // At least two slow refreshes hang (as many as a fixed pool of 2 threads would have had busy)...
-            await().atMost(Duration.ofSeconds(20)).until(() -> arrived.getCount() <= slow - 2);
+            await("at least two slow leases' refreshes to be held in GCS")
+                    .atMost(Duration.ofSeconds(60)).until(() -> arrived.getCount() <= slow - 2);
             int before = refreshes("fast");
             // ...and the fast lease is refreshed meanwhile, again and again, each time with its own request only.
             await("the fast lease is refreshed while other leases' refreshes hang")
                     .atMost(Duration.ofSeconds(20)).until(() -> refreshes("fast") >= before + 3);
             // Every slow lease's refresh got a thread of its own: none waited behind another.
-            await().atMost(Duration.ofSeconds(20)).until(() -> arrived.getCount() == 0);
+            await("every slow lease's refresh to reach GCS, none queued behind another")
+                    .atMost(Duration.ofSeconds(60)).until(() -> arrived.getCount() == 0);
             assertThat(release.getCount()).as("every slow refresh was still in flight").isEqualTo(1);
             assertThat(slowLeases).allMatch(l -> refreshes(l.name()) == 0);
         } finally {
             release.countDown();
         }
         // The held PATCHes commit; their replies reach their clients within the operation timeout.
-        await().atMost(Duration.ofSeconds(20)).until(() -> slowLeases.stream().allMatch(l -> refreshes(l.name()) >= 1));
+        await("every slow lease's refresh to be confirmed after GCS let them through")
+                .atMost(Duration.ofSeconds(60)).until(() -> slowLeases.stream().allMatch(l -> refreshes(l.name()) >= 1));
         assertThat(slowLeases).allMatch(Lease::isHealthy);
         assertThat(fast.isHealthy()).isTrue();
         assertThat(lost).isEmpty();
@@ -158,16 +161,19 @@ class RefreshCapacityTest extends EmulatorTestBase {
         Lease doomed = r.tryAcquire("doomed").orElseThrow();
         Lease fast = r.tryAcquire("fast").orElseThrow();
         try {
-            await().atMost(Duration.ofSeconds(10)).until(() -> arrived.getCount() == 0);
+            await("the doomed lease's refresh to be held in GCS")
+                    .atMost(Duration.ofSeconds(30)).until(() -> arrived.getCount() == 0);
             int before = refreshes("fast");
             await("lost at its deadline while its PATCHes are held").atMost(Duration.ofSeconds(10))
                     .until(() -> lost.containsKey("doomed"));
             assertThat(lost.get("doomed")).contains("no refresh was confirmed within");
-            await().atMost(Duration.ofSeconds(10)).until(() -> refreshes("fast") >= before + 2);
+            await("the fast lease to be refreshed twice after the doomed one was lost")
+                    .atMost(Duration.ofSeconds(30)).until(() -> refreshes("fast") >= before + 2);
         } finally {
             release.countDown();
         }
-        await().atMost(Duration.ofSeconds(10)).until(() -> object("doomed").getMetageneration() >= 2); // one committed
+        await("one of the doomed lease's held PATCHes to commit")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("doomed").getMetageneration() >= 2); // one committed
         assertThat(doomed.isHealthy()).isFalse();
         assertThatThrownBy(doomed::checkHealthy).isInstanceOf(LockLostException.class);
         assertThat(refreshes("doomed")).as("no refresh of the lost lease is reported").isZero();
@@ -208,10 +214,12 @@ class RefreshCapacityTest extends EmulatorTestBase {
             }
         });
         Lease lease = r.tryAcquire("late").orElseThrow();
-        await().atMost(Duration.ofSeconds(20)).until(() -> lost.containsKey("late"));
+        await("the lease to be lost while its PATCHes are held")
+                .atMost(Duration.ofSeconds(60)).until(() -> lost.containsKey("late"));
         holding.set(false);
         held.get(0).countDown(); // the oldest held PATCH commits: our refresh id is in the object
-        await().atMost(Duration.ofSeconds(10)).until(() -> object("late").getMetageneration() == 2);
+        await("the oldest held PATCH to commit (metageneration 2)")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("late").getMetageneration() == 2);
         synchronized (held) {
             held.forEach(CountDownLatch::countDown); // the rest meet 412, the one in flight among them
         }
@@ -235,13 +243,15 @@ class RefreshCapacityTest extends EmulatorTestBase {
         CountDownLatch release = new CountDownLatch(1);
         holdNextPatch("job", arrived, release);
         Lease lease = r.tryAcquire("job").orElseThrow();
-        await().atMost(Duration.ofSeconds(10)).until(() -> arrived.getCount() == 0);
+        await("the lease's refresh to be held in GCS")
+                .atMost(Duration.ofSeconds(30)).until(() -> arrived.getCount() == 0);
         AtomicBoolean closeReturned = new AtomicBoolean();
         CompletableFuture<Void> closing = CompletableFuture.runAsync(() -> {
             r.close();
             closeReturned.set(true);
         });
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+        await("close() to refuse new acquisitions while a refresh is in flight")
+                .atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThatThrownBy(() -> r.tryAcquire("other")).hasMessageContaining("closed"));
         assertThat(closeReturned).as("close() waits for the lease's release, which waits for the refresh").isFalse();
         release.countDown();
@@ -292,7 +302,9 @@ class RefreshCapacityTest extends EmulatorTestBase {
         Lease lease = r.tryAcquire("gone").orElseThrow();
         assertThat(r.refreshRate()).isCloseTo(5.0, within(0.01));
         storage.delete(com.google.cloud.storage.BlobId.of(BUCKET, "gcslock/gone")); // an administrator deletes it: rule 9
-        await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isHealthy());
-        await().atMost(Duration.ofSeconds(10)).until(() -> r.refreshRate() == 0);
+        await("the lease to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
+        await("the lost lease to leave the refresh rate")
+                .atMost(Duration.ofSeconds(30)).until(() -> r.refreshRate() == 0);
     }
 }

@@ -58,7 +58,8 @@ class RenewalUnderFaultsTest extends EmulatorTestBase {
     /** Waits until the object was written {@code writes} more times, or the lease is no longer healthy. */
     private void awaitWritesOrLoss(String name, Lease lease, int writes) {
         long from = object(name).getMetageneration();
-        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+        await("'" + name + "' to be written " + writes + " more times, or its lease to be lost")
+                .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
                 .until(() -> !lease.isHealthy() || object(name).getMetageneration() >= from + writes);
     }
 

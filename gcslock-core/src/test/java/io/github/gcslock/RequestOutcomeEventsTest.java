@@ -85,6 +85,7 @@ class RequestOutcomeEventsTest extends EmulatorTestBase {
         }));
         r.tryAcquire("refreshed").orElseThrow();
         gcs.faults().failNext(100_000, 503, io.github.gcslock.test.Operation.PATCH); // past the client's own retries
-        await().atMost(Duration.ofSeconds(3)).until(() -> outcomes.contains("failed:refreshed"));
+        await("a requestFailed event for the refresh that failed past the client's retries")
+                .atMost(Duration.ofSeconds(30)).until(() -> outcomes.contains("failed:refreshed"));
     }
 }

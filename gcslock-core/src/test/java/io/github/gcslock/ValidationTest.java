@@ -204,7 +204,8 @@ class ValidationTest extends EmulatorTestBase {
         Lease lease = r.acquire("job", Duration.ZERO);
         long t0 = System.nanoTime();
         gcs.close();
-        org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        org.awaitility.Awaitility.await("the lease to be lost within 3 s of GCS becoming unreachable")
+                .atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
         assertThat(Duration.ofNanos(System.nanoTime() - t0)).isLessThan(TTL);
         assertThat(lease.lostReason()).isPresent();
         lease.release(); // does not throw, although GCS cannot be reached

@@ -178,7 +178,8 @@ class WriteWindowReviewTest extends EmulatorTestBase {
         Lease lease = r.acquire("job", Duration.ZERO);
         long t0 = System.nanoTime();
         gcs.faults().failNext(10_000, 503, Operation.PATCH);
-        await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isHealthy());
+        await("the lease to be lost after its refreshes failed")
+                .atMost(Duration.ofSeconds(10)).until(() -> !lease.isHealthy());
         long lostAfterMs = (System.nanoTime() - t0) / 1_000_000;
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s)
                 .as("lost by the failure count or the deadline (%d refreshes failed first)", failures.size())
@@ -261,7 +262,8 @@ class WriteWindowReviewTest extends EmulatorTestBase {
         GcsLockRegistry r = windowed();
         Lease lease = r.acquire("job", Duration.ZERO);
         r.releaseAfter(lease, Duration.ofMillis(10));
-        await().atMost(Duration.ofSeconds(5)).until(() -> object("job") == null);
+        await("the deferred release to delete the object")
+                .atMost(Duration.ofSeconds(30)).until(() -> object("job") == null);
         assertThat(gcs.faults().rateLimited()).as("429s").isZero();
         assertThat(gcs.faults().requestCount(Operation.DELETE)).isEqualTo(1);
     }

@@ -69,7 +69,7 @@ class WriteWindowTest extends EmulatorTestBase {
     void refreshesAskedForMoreOftenThanTheWindowAllowsComeOnePerWindowWithout429() throws Exception {
         GcsLockRegistry r = windowed();
         Lease lease = r.acquire("job", Duration.ZERO);
-        await().atMost(Duration.ofSeconds(20)).until(() -> refreshes("job") >= 4);
+        await("4 refreshes, one per write window").atMost(Duration.ofSeconds(60)).until(() -> refreshes("job") >= 4);
         long patches = gcs.faults().requestCount(Operation.PATCH);
         assertThat(gcs.faults().rateLimited()).as("writes GCS refused for its write limit (429)").isZero();
         assertThat(lease.isHealthy()).isTrue();
@@ -133,7 +133,8 @@ class WriteWindowTest extends EmulatorTestBase {
         });
         assertThat(held.await(10, TimeUnit.SECONDS)).isTrue();
         int before = refreshes("job");
-        await().atMost(Duration.ofSeconds(20)).until(() -> refreshes("job") >= before + 3);
+        await("3 more refreshes after the one held past the window")
+                .atMost(Duration.ofSeconds(60)).until(() -> refreshes("job") >= before + 3);
         assertThat(gcs.faults().rateLimited()).as("429s").isZero();
         assertThat(lease.isHealthy()).isTrue();
     }
@@ -168,7 +169,8 @@ class WriteWindowTest extends EmulatorTestBase {
                 .operationTimeout(Duration.ofMillis(100)).writeRateWindow(WINDOW));
         Lease lease = r.acquire("job", Duration.ZERO);
         gcs.faults().failNext(10_000, 503, Operation.PATCH);
-        await().atMost(Duration.ofSeconds(10)).until(() -> !lease.isHealthy());
+        await("the lease to be lost by its failure count")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("3 consecutive refreshes failed"));
         assertThat(gcs.faults().rateLimited()).as("429s").isZero();
     }
