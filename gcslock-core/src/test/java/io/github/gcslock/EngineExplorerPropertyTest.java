@@ -688,6 +688,12 @@ class EngineExplorerPropertyTest {
                 return;
             }
             boolean outermost = holds.stream().noneMatch(o -> o != h && o.leaseId.equals(h.leaseId) && !o.released && !o.releasing);
+            // A background acquire of the name in this process still running may be handed a nested hold of this
+            // lease (same owner: reentrant) before or while this release runs, and then the object rightly stays:
+            // the model cannot tell which came first, so it does not judge the object then.
+            boolean nestedMayBeComing = background.stream().anyMatch(b -> b.proc() == h.proc && !b.done().isDone()
+                    && b.what().contains("acquire('" + h.lease.name() + "'"));
+            outermost &= !nestedMayBeComing;
             h.releasing = true;
             String what = "release " + h + (interrupted ? " on an interrupted thread" : "");
             boolean faulty = h.proc.faulty;
