@@ -43,7 +43,8 @@ class GcsLockObservationAutoConfigurationTest {
             TestObservationRegistry observations = ctx.getBean(TestObservationRegistry.class);
             assertThat(observations).hasObservationWithNameEqualTo("gcslock.acquisition").that()
                     .hasHighCardinalityKeyValue("gcslock.name", "wired").hasBeenStopped();
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).untilAsserted(() ->
+            org.awaitility.Awaitility.await("the hold observation of 'wired' to end as released")
+                    .atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() ->
                     assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
                             .hasLowCardinalityKeyValue("gcslock.outcome", "released"));
         });
@@ -66,7 +67,8 @@ class GcsLockObservationAutoConfigurationTest {
                     // ... and the observations' own timers beside them, under names that do not clash.
                     assertThat(meters.get("gcslock.acquisition").tag("gcslock.outcome", "acquired").tag("gcslock.mode", "try")
                             .timer().count()).isEqualTo(1);
-                    org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(5)).untilAsserted(() ->
+                    org.awaitility.Awaitility.await("the hold timer of 'metered' to count its release")
+                            .atMost(java.time.Duration.ofSeconds(30)).untilAsserted(() ->
                             assertThat(meters.get("gcslock.hold").tag("gcslock.outcome", "released").timer().count()).isEqualTo(1));
                 });
     }

@@ -84,7 +84,8 @@ class ActuatorTest {
     void healthIsDownWhileAHeldLeaseIsLost() {
         Lease lease = locks.tryAcquire("doomed").orElseThrow();
         SharedEmulator.GCS.storage().delete(BlobId.of(BUCKET, "gcslock/doomed"));
-        await().atMost(Duration.ofSeconds(3)).until(() -> !lease.isHealthy());
+        await("the lease to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
         ResponseEntity<Map> response = http.getForEntity("/actuator/health", Map.class);
         assertThat(response.getStatusCode()).isEqualTo(HttpStatus.SERVICE_UNAVAILABLE);
         Map<String, Object> gcsLock = gcsLockHealth(response);
@@ -152,10 +153,12 @@ class ActuatorTest {
                 : meters.get("gcslock.acquire").tag("outcome", "acquired").timer().count();
         locks.tryAcquire("metered").orElseThrow().release();
         assertThat(meters.get("gcslock.acquire").tag("outcome", "acquired").timer().count()).isEqualTo(before + 1);
-        await().atMost(Duration.ofSeconds(2)).untilAsserted(() -> {
+        await("a lease of 'refreshing' to count a successful refresh in the meters")
+                .atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             Lease l = locks.tryAcquire("refreshing").orElseThrow();
             try {
-                await().atMost(Duration.ofSeconds(2)).until(() ->
+                await("a successful refresh to be counted in gcslock.refresh")
+                        .atMost(Duration.ofSeconds(30)).until(() ->
                         meters.get("gcslock.refresh").tag("outcome", "success").counter().count() > 0);
             } finally {
                 l.release();

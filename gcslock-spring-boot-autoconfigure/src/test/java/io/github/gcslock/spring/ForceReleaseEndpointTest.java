@@ -79,7 +79,8 @@ class ForceReleaseEndpointTest {
         assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
         assertThat(response.getBody()).containsEntry("released", true).containsEntry("owner", other.owner());
         assertThat(other.inspect("stuck")).isEmpty();
-        await().atMost(Duration.ofSeconds(3)).until(() -> !stuck.isHealthy());
+        await("the holder's lease to be lost after the force release")
+                .atMost(Duration.ofSeconds(30)).until(() -> !stuck.isHealthy());
         assertThat(delete("/actuator/gcslocks/stuck?fencingToken=" + stuck.fencingToken()).getStatusCode())
                 .isEqualTo(HttpStatus.NOT_FOUND);
     }
@@ -102,7 +103,8 @@ class ForceReleaseEndpointTest {
         long seen = other.tryAcquire("handover").orElseThrow().fencingToken();
         other.heldLeases().forEach(Lease::release);
         // Another acquisition of the same name (here the same instance again; any healthy holder).
-        Lease newHolder = await().atMost(Duration.ofSeconds(5)).until(() -> other.tryAcquire("handover").orElse(null),
+        Lease newHolder = await("a new acquisition of 'handover'")
+                .atMost(Duration.ofSeconds(30)).until(() -> other.tryAcquire("handover").orElse(null),
                 l -> l != null);
         assertThat(newHolder.fencingToken()).isNotEqualTo(seen);
         ResponseEntity<Map> response = delete("/actuator/gcslocks/handover?fencingToken=" + seen);
@@ -117,7 +119,7 @@ class ForceReleaseEndpointTest {
     void withAMetagenerationALockRefreshedSinceItWasReadIsNotDeleted() {
         Lease held = other.tryAcquire("refreshed").orElseThrow();
         LockInfo seen = other.inspect("refreshed").orElseThrow();
-        await().atMost(Duration.ofSeconds(3)).until(() ->
+        await("the held lease to be refreshed since it was read").atMost(Duration.ofSeconds(30)).until(() ->
                 other.inspect("refreshed").orElseThrow().metageneration() > seen.metageneration());
         ResponseEntity<Map> stale = delete("/actuator/gcslocks/refreshed?fencingToken=" + seen.fencingToken()
                 + "&metageneration=" + seen.metageneration());

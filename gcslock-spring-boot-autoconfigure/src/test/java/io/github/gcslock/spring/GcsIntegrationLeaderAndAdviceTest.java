@@ -64,7 +64,7 @@ class GcsIntegrationLeaderAndAdviceTest {
         LockRegistryLeaderInitiator initiator = new LockRegistryLeaderInitiator(new GcsIntegrationLockRegistry(engine), candidate);
         try {
             initiator.start();
-            await().atMost(Duration.ofSeconds(10)).until(candidate.leader::get);
+            await("the only candidate to lead").atMost(Duration.ofSeconds(30)).until(candidate.leader::get);
             Map<Operation, Long> before = gcs.faults().requestCounts();
             long start = System.nanoTime();
             Thread.sleep(4000); // eight heartbeats
@@ -103,7 +103,7 @@ class GcsIntegrationLeaderAndAdviceTest {
         LockRegistryLeaderInitiator i2 = new LockRegistryLeaderInitiator(new GcsIntegrationLockRegistry(e2), follower);
         try {
             i1.start();
-            await().atMost(Duration.ofSeconds(10)).until(leader.leader::get);
+            await("the first candidate to lead").atMost(Duration.ofSeconds(30)).until(leader.leader::get);
             i2.start();
             Thread.sleep(1000); // the follower settles into its heartbeat
             Map<Operation, Long> before = gcs.faults().requestCounts();
@@ -144,13 +144,15 @@ class GcsIntegrationLeaderAndAdviceTest {
         LockRegistryLeaderInitiator i2 = new LockRegistryLeaderInitiator(new GcsIntegrationLockRegistry(e2), c2);
         try {
             i1.start();
-            await().atMost(Duration.ofSeconds(5)).until(c1.leader::get);
+            await("candidate 'one' to lead").atMost(Duration.ofSeconds(30)).until(c1.leader::get);
             i2.start();
             // An administrator deletes the leader's lock object: the leader's lease is lost at its next refresh,
             // its heartbeat revokes leadership, and exactly one of the two becomes leader again.
             SharedEmulator.GCS.storage().delete(com.google.cloud.storage.BlobId.of(bucket, "gcslock/cluster-leader"));
-            await().atMost(Duration.ofSeconds(10)).until(() -> c2.leader.get() || c1.grants.get() > 1);
-            await().atMost(Duration.ofSeconds(2)).until(() -> c1.leader.get() ^ c2.leader.get());
+            await("leadership to be granted again after the leader's lock object was deleted")
+                    .atMost(Duration.ofSeconds(30)).until(() -> c2.leader.get() || c1.grants.get() > 1);
+            await("exactly one of the two candidates to lead")
+                    .atMost(Duration.ofSeconds(30)).until(() -> c1.leader.get() ^ c2.leader.get());
         } finally {
             i1.destroy();
             i2.destroy();

@@ -154,9 +154,11 @@ class GcsIntegrationLockRegistryTest {
         DistributedLock lock = registry.obtain("orders");
         lock.lock();
         SharedEmulator.GCS.storage().delete(BlobId.of(bucket, "gcslock/orders")); // an administrator deletes it
-        await().atMost(Duration.ofSeconds(5)).until(() -> engine.heldLeases().stream().noneMatch(io.github.gcslock.Lease::isHealthy));
+        await("the lease of 'orders' to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> engine.heldLeases().stream().noneMatch(io.github.gcslock.Lease::isHealthy));
         DistributedLock theirs = otherInstance.obtain("orders");
-        await().pollInSameThread().atMost(Duration.ofSeconds(5)).until(theirs::tryLock);
+        await("the other instance to take 'orders'")
+                .pollInSameThread().atMost(Duration.ofSeconds(30)).until(theirs::tryLock);
         long theirToken = object("orders").getGeneration();
         assertThatThrownBy(lock::unlock).isInstanceOf(ConcurrentModificationException.class).hasMessageContaining("orders");
         assertThat(object("orders").getGeneration()).as("the new holder's lock is untouched").isEqualTo(theirToken);
@@ -172,7 +174,8 @@ class GcsIntegrationLockRegistryTest {
         assertThat(lock.tryLock()).isTrue();
         SharedEmulator.GCS.storage().delete(BlobId.of(bucket, "gcslock/leader"));
         // The refresh notices the deletion; a nested tryLock then says "not held" (no new lease quietly)...
-        await().pollInSameThread().atMost(Duration.ofSeconds(5)).until(() -> !lock.tryLock(0, TimeUnit.MILLISECONDS));
+        await("a nested tryLock to answer false after the lock object was deleted")
+                .pollInSameThread().atMost(Duration.ofSeconds(30)).until(() -> !lock.tryLock(0, TimeUnit.MILLISECONDS));
         assertThat(object("leader")).isNull();
         // ... and the next call competes for it like anyone.
         assertThat(lock.tryLock(1, TimeUnit.SECONDS)).isTrue();
@@ -241,7 +244,8 @@ class GcsIntegrationLockRegistryTest {
         DistributedLock lock = registry.obtain("lost-outer");
         lock.lock();
         SharedEmulator.GCS.storage().delete(BlobId.of(bucket, "gcslock/lost-outer")); // an administrator deletes it
-        await().atMost(Duration.ofSeconds(5)).until(() -> engine.heldLeases().stream().noneMatch(io.github.gcslock.Lease::isHealthy));
+        await("the lease of 'lost-outer' to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> engine.heldLeases().stream().noneMatch(io.github.gcslock.Lease::isHealthy));
         // The rest of the outer section must not run under a fresh lease it never asked for.
         assertThatThrownBy(lock::lock).as("nested lock() after the outer hold was lost")
                 .isInstanceOf(ConcurrentModificationException.class).hasMessageContaining("lost-outer");

@@ -66,7 +66,8 @@ class GcsLockObservationListenerTest {
                 .hasHighCardinalityKeyValue("gcslock.name", "report")
                 .doesNotHaveLowCardinalityKeyValueWithKey("gcslock.name");
         // Hold events reach listeners off the caller's thread (in order per lock): wait for them.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+        await("the hold observation of 'report' to start, on a listener thread")
+                .atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
                         .hasBeenStarted().isNotStopped()
                         .hasHighCardinalityKeyValue("gcslock.name", "report")
@@ -78,7 +79,7 @@ class GcsLockObservationListenerTest {
                 .hasNumberOfObservationsWithNameEqualTo("gcslock.hold", 1);
 
         lease.release();
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+        await("the hold observation of 'report' to end as released").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
                         .hasBeenStopped().hasLowCardinalityKeyValue("gcslock.outcome", "released"));
         assertThat(meters.get("gcslock.hold").tag("gcslock.outcome", "released").timer().count()).isEqualTo(1);
@@ -124,8 +125,9 @@ class GcsLockObservationListenerTest {
     void aLostHoldEndsAsLostWithTheLossAsItsError() {
         Lease lease = registry.tryAcquire("report").orElseThrow();
         SharedEmulator.GCS.storage().delete(BlobId.of(bucket, "gcslock/report")); // an administrator deletes it
-        await().atMost(Duration.ofSeconds(5)).until(() -> !lease.isHealthy());
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+        await("the lease to be lost after its object was deleted")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
+        await("the hold observation of 'report' to end as lost").atMost(Duration.ofSeconds(30)).untilAsserted(() ->
                 assertThat(observations).hasObservationWithNameEqualTo("gcslock.hold").that()
                         .hasBeenStopped().hasLowCardinalityKeyValue("gcslock.outcome", "lost")
                         .assertThatError().isInstanceOf(LockLostException.class));

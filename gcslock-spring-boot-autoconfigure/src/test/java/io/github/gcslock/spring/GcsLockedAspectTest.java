@@ -133,7 +133,8 @@ class GcsLockedAspectTest {
     void holdAtLeastKeepsTheLockAfterAShortJob() {
         jobs.shortJob();
         assertThat(other.tryAcquire("short")).as("still held after the method returned").isEmpty();
-        await().atMost(Duration.ofSeconds(3)).until(() -> other.tryAcquire("short").isPresent());
+        await("'short' to be free after its holdAtLeast")
+                .atMost(Duration.ofSeconds(30)).until(() -> other.tryAcquire("short").isPresent());
     }
 
     /**
@@ -146,7 +147,8 @@ class GcsLockedAspectTest {
         ScheduledExecutorService scheduler = Executors.newSingleThreadScheduledExecutor();
         try {
             scheduler.scheduleAtFixedRate(jobs::heldJob, 0, 50, TimeUnit.MILLISECONDS);
-            await().atMost(Duration.ofSeconds(10)).until(() -> jobs.heldRuns() >= 2);
+            await("the held job to run twice on the single-thread scheduler")
+                    .atMost(Duration.ofSeconds(30)).until(() -> jobs.heldRuns() >= 2);
         } finally {
             scheduler.shutdownNow();
         }

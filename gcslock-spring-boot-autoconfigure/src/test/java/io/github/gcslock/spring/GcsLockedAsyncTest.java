@@ -97,7 +97,8 @@ class GcsLockedAsyncTest {
         assertThat(work).isNotDone();
         assertThat(freeElsewhere("future")).as("held while the cancelled call's work still runs").isFalse();
         work.complete("done");
-        await().atMost(Duration.ofSeconds(5)).until(() -> freeElsewhere("future"));
+        await("'future' to be released once the cancelled call's work ended")
+                .atMost(Duration.ofSeconds(30)).until(() -> freeElsewhere("future"));
     }
 
     @Test
@@ -129,11 +130,13 @@ class GcsLockedAsyncTest {
 
         AtomicReference<String> value = new AtomicReference<>();
         Disposable subscription = mono.subscribe(value::set);
-        await().atMost(Duration.ofSeconds(5)).until(() -> jobs.calls() == before + 1);
+        await("the Mono's method to be invoked at subscription")
+                .atMost(Duration.ofSeconds(30)).until(() -> jobs.calls() == before + 1);
         assertThat(freeElsewhere("mono")).as("held while the Mono runs").isFalse();
         sink.tryEmitValue("v");
-        await().atMost(Duration.ofSeconds(5)).until(() -> "v".equals(value.get()));
-        await().atMost(Duration.ofSeconds(5)).until(() -> freeElsewhere("mono"));
+        await("the Mono's value").atMost(Duration.ofSeconds(30)).until(() -> "v".equals(value.get()));
+        await("'mono' to be released after the Mono completed")
+                .atMost(Duration.ofSeconds(30)).until(() -> freeElsewhere("mono"));
         subscription.dispose();
     }
 
@@ -142,15 +145,18 @@ class GcsLockedAsyncTest {
         Sinks.One<String> failing = Sinks.one();
         AtomicReference<Throwable> error = new AtomicReference<>();
         jobs.mono(failing).subscribe(v -> { }, error::set);
-        await().atMost(Duration.ofSeconds(5)).until(() -> !freeElsewhere("mono"));
+        await("the failing Mono to take 'mono'").atMost(Duration.ofSeconds(30)).until(() -> !freeElsewhere("mono"));
         failing.tryEmitError(new IllegalStateException("boom"));
-        await().atMost(Duration.ofSeconds(5)).until(() -> error.get() != null && freeElsewhere("mono"));
+        await("the failing Mono's error, and 'mono' to be released")
+                .atMost(Duration.ofSeconds(30)).until(() -> error.get() != null && freeElsewhere("mono"));
         assertThat(error.get()).hasMessage("boom");
 
         Disposable cancelled = jobs.mono(Sinks.one()).subscribe();
-        await().atMost(Duration.ofSeconds(5)).until(() -> !freeElsewhere("mono"));
+        await("the Mono that is then cancelled to take 'mono'")
+                .atMost(Duration.ofSeconds(30)).until(() -> !freeElsewhere("mono"));
         cancelled.dispose();
-        await().atMost(Duration.ofSeconds(5)).until(() -> freeElsewhere("mono"));
+        await("'mono' to be released after its subscriber cancelled")
+                .atMost(Duration.ofSeconds(30)).until(() -> freeElsewhere("mono"));
     }
 
     @Test
@@ -159,13 +165,15 @@ class GcsLockedAsyncTest {
         List<String> seen = new CopyOnWriteArrayList<>();
         AtomicReference<Boolean> completed = new AtomicReference<>(false);
         jobs.flux(sink).subscribe(seen::add, e -> { }, () -> completed.set(true));
-        await().atMost(Duration.ofSeconds(5)).until(() -> !seen.isEmpty()); // the lease name, from the context
+        await("the Flux's first element, the lease name from its context")
+                .atMost(Duration.ofSeconds(30)).until(() -> !seen.isEmpty()); // the lease name, from the context
         assertThat(seen.get(0)).isEqualTo("lease:flux");
         sink.tryEmitNext("a");
         assertThat(freeElsewhere("flux")).isFalse();
         sink.tryEmitComplete();
-        await().atMost(Duration.ofSeconds(5)).until(completed::get);
-        await().atMost(Duration.ofSeconds(5)).until(() -> freeElsewhere("flux"));
+        await("the Flux to complete").atMost(Duration.ofSeconds(30)).until(completed::get);
+        await("'flux' to be released after the Flux completed")
+                .atMost(Duration.ofSeconds(30)).until(() -> freeElsewhere("flux"));
         assertThat(seen).containsExactly("lease:flux", "a");
     }
 
@@ -192,7 +200,8 @@ class GcsLockedAsyncTest {
         assertThat(value.get()).isNull();
         assertThat(jobs.calls()).as("not invoked before the lock is taken").isEqualTo(before);
         held.release();
-        await().atMost(Duration.ofSeconds(10)).until(() -> value.get() != null);
+        await("the waiting Mono's value after the other holder released 'waiting'")
+                .atMost(Duration.ofSeconds(30)).until(() -> value.get() != null);
         assertThat(value.get()).startsWith("ran on boundedElastic");
         subscription.dispose();
     }
@@ -204,7 +213,8 @@ class GcsLockedAsyncTest {
         subscription.dispose(); // gives up while the lock is still held elsewhere; the wait goes on in the background
         held.release();
         // The background wait takes the lock once it is free; nothing may keep it then (a leak would hold it for good).
-        await().atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(1500))
+        await("'waiting' to stay unheld for 1.5 s after the cancelled wait took it")
+                .atMost(Duration.ofSeconds(10)).during(Duration.ofMillis(1500))
                 .until(() -> locks.heldLeases().stream().noneMatch(l -> l.name().equals("waiting")));
         assertThat(freeElsewhere("waiting")).isTrue();
     }

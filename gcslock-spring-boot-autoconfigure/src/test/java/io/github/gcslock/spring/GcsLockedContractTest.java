@@ -173,7 +173,8 @@ class GcsLockedContractTest {
         runner().run(ctx -> {
             Modes modes = ctx.getBean(Modes.class);
             Interrupted call = interruptWaitingCaller(modes, () -> { }, caller ->
-                    await().atMost(Duration.ofSeconds(10)).until(() -> caller.getState() == Thread.State.TIMED_WAITING
+                    await("the caller to wait for the lock")
+                            .atMost(Duration.ofSeconds(30)).until(() -> caller.getState() == Thread.State.TIMED_WAITING
                             || caller.getState() == Thread.State.WAITING));
             assertThat(call.thrown()).isInstanceOf(GcsLockException.class)
                     .hasMessageContaining("'busy'").hasMessageContaining("interrupted").hasMessageContaining("Modes.waitWithoutLimit(..)")

@@ -108,7 +108,8 @@ class HealthBookkeepingTest {
         public void run() {
             Lease lease = GcsLocks.currentLease().orElseThrow();
             gcs.storage().delete(BlobId.of("health", "gcslock/held-at-least"));
-            await().atMost(Duration.ofSeconds(5)).until(() -> lease.lostReason().isPresent());
+            await("the job's lease to be lost after its object was deleted")
+                    .atMost(Duration.ofSeconds(30)).until(() -> lease.lostReason().isPresent());
         }
     }
 
@@ -206,7 +207,8 @@ class HealthBookkeepingTest {
             io.github.gcslock.LockRegistry locks = ctx.getBean(io.github.gcslock.LockRegistry.class);
             ctx.getBean(HoldingJob.class).run();
             // Nothing is held any more: kept for the rest of holdAtLeast, the lost lease would keep gcsLock DOWN.
-            await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(locks.heldLeases()).isEmpty());
+            await("the lost lease to be released at once, not kept for holdAtLeast")
+                    .atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(locks.heldLeases()).isEmpty());
             assertThat(ctx.getBean(GcsLockHealthIndicator.class).health(true).getStatus()).isEqualTo(Status.UP);
         });
     }

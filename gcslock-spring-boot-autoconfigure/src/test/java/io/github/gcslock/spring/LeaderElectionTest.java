@@ -49,7 +49,8 @@ class LeaderElectionTest {
         try {
             i1.start();
             i2.start();
-            await().atMost(Duration.ofSeconds(5)).until(() -> c1.leader.get() || c2.leader.get());
+            await("one of the two candidates to lead")
+                    .atMost(Duration.ofSeconds(30)).until(() -> c1.leader.get() || c2.leader.get());
             // Several heartbeats later there is still exactly one.
             for (int n = 0; n < 10; n++) {
                 assertThat(c1.leader.get() ^ c2.leader.get()).isTrue();
@@ -58,7 +59,8 @@ class LeaderElectionTest {
             LockRegistryLeaderInitiator leader = c1.leader.get() ? i1 : i2;
             Candidate follower = c1.leader.get() ? c2 : c1;
             leader.destroy();
-            await().atMost(Duration.ofSeconds(5)).until(follower.leader::get);
+            await("the follower to lead after the leader's initiator was destroyed")
+                    .atMost(Duration.ofSeconds(30)).until(follower.leader::get);
         } finally {
             i1.destroy();
             i2.destroy();

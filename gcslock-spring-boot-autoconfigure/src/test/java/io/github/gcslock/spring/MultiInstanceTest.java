@@ -60,7 +60,8 @@ class MultiInstanceTest {
             CountDownLatch release = new CountDownLatch(1);
             Future<String> fa = pool.submit(() -> jobA.run(release));
             Future<String> fb = pool.submit(() -> jobB.run(release));
-            await().atMost(Duration.ofSeconds(5)).until(() -> jobA.runs() + jobB.runs() == 1 && (fa.isDone() || fb.isDone()));
+            await("exactly one of the two instances to run the job, and the other's call to return")
+                    .atMost(Duration.ofSeconds(30)).until(() -> jobA.runs() + jobB.runs() == 1 && (fa.isDone() || fb.isDone()));
             release.countDown();
             List<String> results = new ArrayList<>(List.of(String.valueOf(fa.get(5, TimeUnit.SECONDS)), String.valueOf(fb.get(5, TimeUnit.SECONDS))));
             pool.shutdown();
@@ -86,7 +87,8 @@ class MultiInstanceTest {
         ConfigurableApplicationContext a = start(bucket, "sched-a", true);
         ConfigurableApplicationContext b = start(bucket, "sched-b", true);
         try {
-            await().atMost(Duration.ofSeconds(10)).until(() -> SCHEDULED_RUNS.size() >= 6);
+            await("6 scheduled runs across the two instances")
+                    .atMost(Duration.ofSeconds(60)).until(() -> SCHEDULED_RUNS.size() >= 6);
         } finally {
             a.close();
             b.close();

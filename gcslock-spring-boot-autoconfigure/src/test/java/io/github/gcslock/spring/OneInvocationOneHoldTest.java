@@ -54,7 +54,8 @@ class OneInvocationOneHoldTest {
     @AfterEach
     void tearDown() {
         subscriptions.forEach(Disposable::dispose);
-        await().atMost(Duration.ofSeconds(10)).until(() -> locks.heldLeases().isEmpty());
+        await("every lease to be released after the test's subscriptions were disposed")
+                .atMost(Duration.ofSeconds(30)).until(() -> locks.heldLeases().isEmpty());
         other.close();
     }
 
@@ -77,7 +78,8 @@ class OneInvocationOneHoldTest {
         int before = jobs.calls("mono");
         Sinks.One<String> firstWork = Sinks.one();
         subscriptions.add(jobs.mono(firstWork).subscribe());
-        await().atMost(Duration.ofSeconds(5)).until(() -> jobs.calls("mono") == before + 1);
+        await("the first subscription's body to run")
+                .atMost(Duration.ofSeconds(30)).until(() -> jobs.calls("mono") == before + 1);
         // Each later acquisition runs on a boundedElastic worker; an idle one (the first acquisition's among
         // them) is reused: under thread ownership that thread "held" the lock and ran the body again.
         for (int i = 0; i < 5; i++) {
@@ -94,11 +96,12 @@ class OneInvocationOneHoldTest {
         Sinks.One<String> work = Sinks.one();
         Mono<String> mono = jobs.mono(work);
         subscriptions.add(mono.subscribe());
-        await().atMost(Duration.ofSeconds(5)).until(() -> jobs.calls("mono") == before + 1);
+        await("the first subscription's body to run")
+                .atMost(Duration.ofSeconds(30)).until(() -> jobs.calls("mono") == before + 1);
         for (int i = 0; i < 3; i++) {
             AtomicBoolean done = new AtomicBoolean();
             subscriptions.add(mono.subscribe(v -> { }, e -> done.set(true), () -> done.set(true)));
-            await().atMost(Duration.ofSeconds(5)).untilTrue(done);
+            await("a later subscription, skipped, to complete").atMost(Duration.ofSeconds(30)).untilTrue(done);
         }
         assertThat(jobs.calls("mono") - before).as("the same Mono's body while its first subscription holds the lock").isEqualTo(1);
         work.tryEmitValue("v");
@@ -110,7 +113,8 @@ class OneInvocationOneHoldTest {
         Sinks.Many<String> firstWork = Sinks.many().unicast().onBackpressureBuffer();
         Flux<String> flux = jobs.flux(firstWork);
         subscriptions.add(flux.subscribe());
-        await().atMost(Duration.ofSeconds(5)).until(() -> jobs.calls("flux") == before + 1);
+        await("the first subscription's body to run")
+                .atMost(Duration.ofSeconds(30)).until(() -> jobs.calls("flux") == before + 1);
         for (int i = 0; i < 3; i++) {
             assertThat(jobs.flux(Sinks.many().unicast().onBackpressureBuffer()).collectList().block(Duration.ofSeconds(5))).isEmpty();
             assertThat(flux.collectList().block(Duration.ofSeconds(5))).as("re-subscribed").isEmpty();
@@ -127,7 +131,8 @@ class OneInvocationOneHoldTest {
         // Outside that chain, the same call while a subscription holds the name is skipped.
         Sinks.One<String> held = Sinks.one();
         subscriptions.add(jobs.outer(held::asMono).subscribe());
-        await().atMost(Duration.ofSeconds(5)).until(() -> locks.heldLeases().stream().anyMatch(l -> l.name().equals("nested")));
+        await("the outer subscription to hold 'nested'")
+                .atMost(Duration.ofSeconds(30)).until(() -> locks.heldLeases().stream().anyMatch(l -> l.name().equals("nested")));
         assertThat(jobs.inner().blockOptional(Duration.ofSeconds(5))).isEmpty();
         held.tryEmitValue("v");
     }

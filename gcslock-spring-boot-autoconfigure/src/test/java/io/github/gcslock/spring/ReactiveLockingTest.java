@@ -49,7 +49,8 @@ class ReactiveLockingTest {
         assertThat(acquiring.await(5, TimeUnit.SECONDS)).isTrue();
         subscription.dispose();
         mayFinish.countDown();
-        await().atMost(Duration.ofSeconds(5)).untilAtomic(released, org.hamcrest.Matchers.equalTo(1));
+        await("the lease taken for the subscriber that left to be released")
+                .atMost(Duration.ofSeconds(30)).untilAtomic(released, org.hamcrest.Matchers.equalTo(1));
         assertThat(invoked).as("the method does not run for a subscriber that left").hasValue(0);
     }
 }

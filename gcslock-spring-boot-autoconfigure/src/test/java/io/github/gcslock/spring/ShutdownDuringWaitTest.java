@@ -75,7 +75,8 @@ class ShutdownDuringWaitTest {
             ConfigurableApplicationContext ctx = app.run("--gcslock.emulator.endpoint=" + SharedEmulator.GCS.endpoint(),
                     "--gcslock.bucket=" + bucket, "--spring.lifecycle.timeout-per-shutdown-phase=10s");
             // the scheduler's first run starts at once and waits for the lock
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(10)).until(ShutdownDuringWaitTest::aJobWaitsForItsLock);
+            org.awaitility.Awaitility.await("the scheduled job to wait for its lock, held by another instance")
+                    .atMost(Duration.ofSeconds(30)).until(ShutdownDuringWaitTest::aJobWaitsForItsLock);
             WaitingJob job = ctx.getBean(WaitingJob.class);
             long start = System.nanoTime();
             ctx.close();

@@ -49,7 +49,8 @@ class SlowListenerTest {
                     assertThat(alert.entered.await(5, TimeUnit.SECONDS)).as("a lost event reached the listener").isTrue();
                     Instant before = untouched.lastRefreshAt();
                     // While the listener is still blocked, the untouched lease keeps being refreshed.
-                    await().atMost(Duration.ofSeconds(3)).until(() -> untouched.lastRefreshAt().isAfter(before));
+                    await("the untouched lease to be refreshed while the slow lost listener still runs")
+                            .atMost(Duration.ofSeconds(3)).until(() -> untouched.lastRefreshAt().isAfter(before));
                     assertThat(untouched.isHealthy()).as("the untouched lease stays healthy").isTrue();
                     untouched.release();
                 });
