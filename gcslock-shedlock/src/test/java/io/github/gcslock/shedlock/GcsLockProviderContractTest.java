@@ -177,7 +177,8 @@ class GcsLockProviderContractTest {
         assertThat(lock).isPresent();
         assertLocked(NAME);
         // The holder is alive and refreshing; the provider releases the lock at lockAtMostFor all the same.
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertUnlocked(NAME));
+        await("lockAtMostFor (300 ms) to end the hold while the holder is alive")
+                .atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertUnlocked(NAME));
         Optional<SimpleLock> next = otherInstance.lock(config(NAME));
         assertThat(next).isPresent();
         lock.get().unlock(); // the late unlock of the expired lock must not touch the new holder's lock
@@ -197,7 +198,8 @@ class GcsLockProviderContractTest {
         assertThat(otherInstance.lock(config(NAME))).as("another instance during lockAtLeastFor").isEmpty();
         assertThat(provider.lock(config(NAME))).as("this instance during lockAtLeastFor").isEmpty();
 
-        await().atMost(Duration.ofSeconds(10)).until(() -> !lockObjectExists(NAME));
+        await("the lock to be released when lockAtLeastFor has passed")
+                .atMost(Duration.ofSeconds(30)).until(() -> !lockObjectExists(NAME));
         assertThat(ClockProvider.now()).as("never released before lockAtLeastUntil").isAfterOrEqualTo(start.plus(atLeast));
         Optional<SimpleLock> after = otherInstance.lock(config(NAME));
         assertThat(after).isPresent();
@@ -333,7 +335,8 @@ class GcsLockProviderContractTest {
         gcs.faults().failNext(1_000_000, 503, io.github.gcslock.test.Operation.PATCH);
         assertThat(other.lock(config(NAME))).isEmpty();
 
-        await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
+        await("the other instance to take over the crashed holder's lock, at its 1.5 s lockAtMostFor")
+                .atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(100)).untilAsserted(() -> {
             Optional<SimpleLock> taken = other.lock(config(NAME));
             assertThat(taken).as("taken over long before the registries' 30 s TTL").isPresent();
             taken.get().unlock();
@@ -363,7 +366,8 @@ class GcsLockProviderContractTest {
         Optional<SimpleLock> lock = provider.lock(config(NAME, Duration.ofSeconds(30), Duration.ZERO));
         Optional<SimpleLock> extended = lock.orElseThrow().extend(Duration.ofMillis(300), Duration.ZERO);
         assertThat(extended).isPresent();
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertUnlocked(NAME));
+        await("the extended lock to end at its new lockAtMostFor (300 ms), not the first one (30 s)")
+                .atMost(Duration.ofSeconds(15)).untilAsserted(() -> assertUnlocked(NAME));
     }
 
     @Test
@@ -377,7 +381,8 @@ class GcsLockProviderContractTest {
     @Test
     void anExpiredLockCannotBeExtended() {
         SimpleLock lock = provider.lock(config(NAME, Duration.ofMillis(1), Duration.ZERO)).orElseThrow();
-        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertUnlocked(NAME));
+        await("the lock to end at its 1 ms lockAtMostFor")
+                .atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertUnlocked(NAME));
         assertThat(lock.extend(Duration.ofSeconds(10), Duration.ZERO)).isEmpty();
         assertUnlocked(NAME);
     }

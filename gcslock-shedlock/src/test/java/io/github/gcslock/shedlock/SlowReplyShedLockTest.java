@@ -75,7 +75,8 @@ class SlowReplyShedLockTest {
                 () -> a.lock(new LockConfiguration(ClockProvider.now(), NAME, Duration.ofSeconds(1), Duration.ZERO)));
 
         AtomicReference<SimpleLock> bLock = new AtomicReference<>();
-        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).until(() -> {
+        await("instance B to take over the lock whose create reply to A is late")
+                .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
             b.lock(new LockConfiguration(ClockProvider.now(), NAME, Duration.ofSeconds(30), Duration.ZERO)).ifPresent(bLock::set);
             return bLock.get() != null;
         });

@@ -34,7 +34,7 @@ class ClusterTest {
             ConfigurableApplicationContext a = instance(gcs, "a");
             ConfigurableApplicationContext b = instance(gcs, "b");
             try {
-                await().atMost(Duration.ofSeconds(10)).until(() ->
+                await("more than 5 migration steps done by instance a or b").atMost(Duration.ofSeconds(60)).until(() ->
                         a.getBean(MigrationJob.class).completedSteps() + b.getBean(MigrationJob.class).completedSteps() > 5);
                 boolean aHolds = a.getBean(LockRegistry.class).heldLeases().stream().anyMatch(l -> l.name().equals("long-migration"));
                 boolean bHolds = b.getBean(LockRegistry.class).heldLeases().stream().anyMatch(l -> l.name().equals("long-migration"));
@@ -44,7 +44,8 @@ class ClusterTest {
                 int followerStepsBefore = follower.getBean(MigrationJob.class).completedSteps();
                 assertThat(followerStepsBefore).isZero();
                 holder.close();
-                await().atMost(Duration.ofSeconds(10)).until(() -> follower.getBean(MigrationJob.class).completedSteps() > 0);
+                await("the follower to run migration steps after the holder closed")
+                        .atMost(Duration.ofSeconds(60)).until(() -> follower.getBean(MigrationJob.class).completedSteps() > 0);
             } finally {
                 a.close();
                 b.close();

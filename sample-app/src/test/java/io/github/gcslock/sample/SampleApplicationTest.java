@@ -32,7 +32,8 @@ class SampleApplicationTest {
     @Test
     @SuppressWarnings({"unchecked", "rawtypes"})
     void healthShowsGcsLockUpWithTheHeldJobLock() {
-        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+        await("the health to show gcsLock UP with the held long-migration lock")
+                .atMost(Duration.ofSeconds(60)).untilAsserted(() -> {
             ResponseEntity<Map> response = http.getForEntity("/actuator/health", Map.class);
             assertThat(response.getStatusCode()).isEqualTo(HttpStatus.OK);
             Map<String, Object> gcsLock = (Map<String, Object>) ((Map<String, Object>) response.getBody().get("components")).get("gcsLock");
@@ -45,7 +46,7 @@ class SampleApplicationTest {
 
     @Test
     void theScheduledReportRuns() {
-        await().atMost(Duration.ofSeconds(10)).until(() -> report.runs() >= 2);
+        await("the scheduled report to run twice").atMost(Duration.ofSeconds(60)).until(() -> report.runs() >= 2);
     }
 
     @Test
