@@ -477,6 +477,8 @@ class EngineExplorerPropertyTest {
         final List<Hold> holds = new CopyOnWriteArrayList<>();
         /** Registries whose close() the explorer has begun: a lease one of them hands out meanwhile is close()'s to release (rule 14). */
         final java.util.Set<GcsLockRegistry> closing = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        /** When a forceRelease of each name last began (System.nanoTime): a lease handed out by a call running then may be the one it deleted. */
+        final Map<String, Long> forcedAt = new java.util.concurrent.ConcurrentHashMap<>();
         final List<String> violations = new CopyOnWriteArrayList<>();
         final List<String> steps = new CopyOnWriteArrayList<>();
         final List<Background> background = new CopyOnWriteArrayList<>();
@@ -572,9 +574,10 @@ class EngineExplorerPropertyTest {
             GcsLockRegistry r = p.registry;
             String what = "P" + pi + " tryAcquire('" + name + "', " + ttl + ", " + owner + ")";
             Outcome<Optional<Lease>> o = onCaller(p, thread, what, interrupted, () -> {
+                long began = System.nanoTime();
                 Optional<Lease> got = owner == Owner.THREAD && ttl == Ttl.DEFAULT ? r.tryAcquire(name)
                         : owner == Owner.THREAD ? r.tryAcquire(name, ttl.d) : r.tryAcquire(name, ttl.d, owner(p, owner));
-                got.ifPresent(l -> acquiredNow(p, r, l, what));
+                got.ifPresent(l -> acquiredNow(p, r, l, what, began));
                 return got;
             });
             expectAcquireOutcome(p, r, what, ttl, o.error);
@@ -595,9 +598,10 @@ class EngineExplorerPropertyTest {
                 Thread.currentThread().setName("w" + id + "-P" + pi + "-waiter-" + seq);
                 started.countDown();
                 Outcome<Lease> o = run(what, false, true, () -> {
+                    long began = System.nanoTime();
                     Lease l = owner == Owner.THREAD ? r.acquire(name, Duration.ofMillis(waitMs), ttl.d)
                             : r.acquire(name, Duration.ofMillis(waitMs), ttl.d, owner(p, owner));
-                    acquiredNow(p, r, l, what);
+                    acquiredNow(p, r, l, what, began);
                     return l;
                 });
                 if (!(o.error instanceof InterruptedException)) {
@@ -626,7 +630,7 @@ class EngineExplorerPropertyTest {
         }
 
         /** The acquiring call just returned {@code l}: check the other holders of its name, then record it. */
-        private void acquiredNow(Proc p, GcsLockRegistry r, Lease l, String what) {
+        private void acquiredNow(Proc p, GcsLockRegistry r, Lease l, String what, long began) {
             for (Hold h : holds) {
                 if (!h.lease.name().equals(l.name()) || h.leaseId.equals(l.leaseId()) || h.releasing || h.forced) {
                     continue;
@@ -649,6 +653,13 @@ class EngineExplorerPropertyTest {
                 // gets no lost callback. Added before this look, while close() marks itself before its own look at
                 // the holds: one of the two sees the other.
                 h.releasing = true;
+            }
+            Long forced = forcedAt.get(l.name());
+            if (forced != null && forced - began >= 0) {
+                // A forceRelease of the name began while this call ran: it may have deleted this very lease's object,
+                // which the holder learns only at its next refresh (documented for forceRelease), so it is no
+                // healthy holder the next acquirer must wait for.
+                h.forced = true;
             }
             l.onLost((lease, reason) -> p.misbehave(Callback.ON_LOST, lease.name()));
             l.onLost((lease, reason) -> {
@@ -823,6 +834,7 @@ class EngineExplorerPropertyTest {
                 case "inspect" -> r.inspect(name);
                 case "list" -> r.list();
                 default -> {
+                    forcedAt.put(name, System.nanoTime());
                     holds.stream().filter(h -> h.lease.name().equals(name)).forEach(h -> h.forced = true);
                     Optional<LockInfo> info = r.inspect(name);
                     yield info.map(i -> r.forceRelease(name, i.fencingToken(), i.metageneration())).orElse(false);
@@ -888,9 +900,11 @@ class EngineExplorerPropertyTest {
                     GCS.faults().latency(Duration.ZERO, Duration.ZERO);
                 }
             }
-            mine.forEach(h -> h.released = true);
+            // Every hold of this registry, also one handed out as close() began (marked releasing in acquiredNow).
+            List<Hold> closed = holds.stream().filter(h -> h.registry == r).toList();
+            closed.forEach(h -> h.released = true);
             if (faulty || p.faulty) {
-                mine.forEach(h -> excused.add(h.leaseId));
+                closed.forEach(h -> excused.add(h.leaseId)); // close() cut off from GCS leaves them for their TTL (rule 12)
             }
             p.start();
         }
