@@ -9,6 +9,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -67,6 +68,10 @@ final class GcsLease implements Lease {
     private final AtomicBoolean outerHoldReturned = new AtomicBoolean();
     private volatile State state = State.ACTIVE;
     private volatile boolean releasing;
+    /** The thread whose release of this lease began (rule 14: it cannot wait for its own release). */
+    private volatile Thread releasingThread;
+    /** Counted down when the release that began has deleted the object (or given up) and freed the name here. */
+    private final CountDownLatch releaseEnded = new CountDownLatch(1);
     private volatile String lostReason;
     private volatile long metageneration;
     /** Monotonic time at which the last confirmed write was *sent*: the object's updated is no earlier. */
@@ -214,13 +219,29 @@ final class GcsLease implements Lease {
         return releasing;
     }
 
-    /** Marks the start of release; false if it had already started. */
+    /** Marks the start of release on the calling thread; false if it had already started. */
     synchronized boolean beginRelease() {
         if (releasing) {
             return false;
         }
         releasing = true;
+        releasingThread = Thread.currentThread();
         return true;
+    }
+
+    /** Whether the release of this lease that began runs on the calling thread (a listener of it, coming back). */
+    boolean releasingOnThisThread() {
+        return releasingThread == Thread.currentThread();
+    }
+
+    /** The release that began has finished: its delete is done (or given up) and the name is free here. */
+    void releaseEnded() {
+        releaseEnded.countDown();
+    }
+
+    /** Counted down by {@link #releaseEnded()}: what a release() or close() racing this release waits for (rule 14). */
+    CountDownLatch releaseEndedLatch() {
+        return releaseEnded;
     }
 
     void released() {

@@ -71,11 +71,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.writeRateWindow(),
                 settings.refresherThreads(), new RefreshRateWarning(settings.refreshRateWarningShare(), bucket), b.runtime);
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
+        // A release waits for a refresh in flight (its write window and one bounded call), then makes at most three
+        // bounded calls and one write-window wait: close(), and a release() racing close()'s, wait that long for one.
+        Duration releaseBound = settings.operationTimeout().multipliedBy(4).plus(settings.writeRateWindow().multipliedBy(2));
         // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,
-                nanoTime, this::releasedCleanly, b.runtime);
-        // A release makes at most three bounded calls and one write-window wait: close() waits that long for one.
-        Duration releaseBound = settings.operationTimeout().multipliedBy(3).plus(settings.writeRateWindow());
+                nanoTime, this::releasedCleanly, b.runtime, releaseBound);
         this.issuer = new LeaseIssuer(context, holds, keeper, release, inspector, fencing, releaseBound);
         this.attempts = new AcquireAttempt(bucket, me, b.clock, nanoTime, pacing, issuer, b.runtime);
         this.acquirer = new Acquirer(prefix, store, context, holds, attempts, issuer, pacing, b.runtime);

@@ -30,7 +30,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     private final LockInspector inspector;
     /** Per name, the highest generation seen: a fencing token that did not increase is reported (rule 18). */
     private final FencingRecord fencing;
-    /** How long close() waits for releases already running: a release makes at most three bounded calls and one write-window wait. */
+    /** How long close() waits for releases already running (a refresh in flight, then at most three bounded calls and two write windows). */
     private final Duration releaseBound;
     /**
      * Serialises handing out a lease with {@link #close()}: a create that finishes while close() runs
@@ -141,7 +141,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // hold up the release of the others (rule 20).
             LockEventDispatcher.asEngineThread(() -> {
                 for (GcsLease lease : held) {
-                    release.releaseNow(lease);
+                    release.releaseNowWithoutWaiting(lease); // one another thread is releasing: waited for below
                 }
             });
             // A release already running on the refresher (a hold-at-least release that came due) or on an

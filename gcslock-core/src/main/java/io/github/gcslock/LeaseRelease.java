@@ -8,7 +8,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.LongSupplier;
 import java.util.function.ObjLongConsumer;
@@ -37,14 +41,24 @@ final class LeaseRelease {
     private final ObjLongConsumer<String> releasedCleanly;
     /** The write-window wait (real time, unless a test's runtime substitutes virtual time). */
     private final EngineRuntime runtime;
-    /** Releases that began and have not finished their delete yet, on any thread (rule 14: close() waits for them). */
-    private int inFlight;
-    private final Object inFlightChanged = new Object();
+    /**
+     * Leases whose release began and has not ended, on any thread (rule 14: close() and a racing release() wait for
+     * them). A lease enters in the same step as its release begins ({@link #begin}), so that whoever finds the release
+     * begun by another thread also finds it here. Guarded by itself.
+     */
+    private final Set<GcsLease> inFlight = new HashSet<>();
+    /**
+     * How long a release() waits for a release of its lease that another thread (close()) began, and close() for the
+     * releases in flight: one refresh in flight it may wait for (a window and a call), then at most three bounded
+     * calls and one write window (rules 12, 14, 15, 21).
+     */
+    private final Duration releaseBound;
 
     LeaseRelease(LockStore store, LeaseKeeper keeper, LocalHolds holds, Listeners listeners, ProcessIdentity me,
                  Duration writeRateWindow, Duration ttl, LongSupplier nanoTime, ObjLongConsumer<String> releasedCleanly,
-                 EngineRuntime runtime) {
+                 EngineRuntime runtime, Duration releaseBound) {
         this.runtime = runtime;
+        this.releaseBound = releaseBound;
         this.nanoTime = nanoTime;
         this.releasedCleanly = releasedCleanly;
         this.store = store;
@@ -106,80 +120,143 @@ final class LeaseRelease {
         }
     }
 
-    /** Releases {@code lease} now, whatever its holds (close(), a failed hand-out); once. */
+    /**
+     * Releases {@code lease} now, whatever its holds (a failed hand-out, a delayed release); once. If another thread's
+     * release of it began first (close()'s), this returns only when that one has ended: a release() that returned
+     * while close() was still deleting the object left it in the bucket after release() (rule 14). Bounded; the
+     * thread that is itself releasing the lease (a listener of its own release coming back) returns at once.
+     */
     void releaseNow(GcsLease lease) {
-        if (!lease.beginRelease()) {
-            return;
+        if (!release(lease)) {
+            awaitReleaseByAnotherThread(lease);
         }
-        began();
-        keeper.stop(lease);
-        lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
+    }
+
+    /**
+     * close()'s release of one lease of its snapshot: as {@link #releaseNow}, but a release another thread began is
+     * not waited for here — close() waits for every release in flight afterwards ({@link #awaitReleases}), so that a
+     * slow one does not hold up the release of the others.
+     */
+    void releaseNowWithoutWaiting(GcsLease lease) {
+        release(lease);
+    }
+
+    /** The release itself (rule 12); false if a release of {@code lease} had already begun (this one did nothing). */
+    private boolean release(GcsLease lease) {
+        if (!begin(lease)) {
+            return false;
+        }
         try {
-            if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
-                deleteOnRelease(lease);
+            keeper.stop(lease);
+            lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
+            try {
+                if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
+                    deleteOnRelease(lease);
+                }
+            } finally {
+                lease.released();
+                lease.io.unlock();
             }
         } finally {
-            lease.released();
-            ended();
-            lease.io.unlock();
             // "released" takes its place among the lock's events before the name is free here, so the next lease's
             // "acquired" comes after it (rule 20); delivered here if this is an application thread.
             Runnable tellReleased = listeners.releasedQueued(lease);
             try {
                 holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
             } finally {
+                end(lease); // before the listener: a release() or close() waiting for this one does not wait for listeners
                 tellReleased.run();
             }
         }
+        return true;
     }
 
     /** Deletes the object of a lease that was never handed out (its create raced close()). */
     void deleteUnhandedOut(GcsLease lease) {
-        lease.beginRelease();
-        began();
+        synchronized (inFlight) {
+            lease.beginRelease();
+            inFlight.add(lease);
+        }
         try {
             deleteOnRelease(lease);
         } finally {
             lease.released();
-            ended();
+            end(lease);
         }
     }
 
-    private void began() {
-        synchronized (inFlightChanged) {
-            inFlight++;
+    /**
+     * Begins the release of {@code lease} on this thread and counts it in flight, in one step: a thread that finds the
+     * release begun (close() taking its snapshot, a racing release()) always finds it in flight too. There is no moment
+     * at which a release has begun, so others skip it, but close() cannot see it yet.
+     */
+    private boolean begin(GcsLease lease) {
+        synchronized (inFlight) {
+            if (!lease.beginRelease()) {
+                return false;
+            }
+            inFlight.add(lease);
+            return true;
         }
     }
 
-    private void ended() {
-        synchronized (inFlightChanged) {
-            inFlight--;
-            inFlightChanged.notifyAll();
+    private void end(GcsLease lease) {
+        synchronized (inFlight) {
+            inFlight.remove(lease);
+        }
+        lease.releaseEnded();
+    }
+
+    /** A release of {@code lease} that another thread began (close()'s): waits, bounded, until it has ended. */
+    private void awaitReleaseByAnotherThread(GcsLease lease) {
+        if (lease.releasingOnThisThread()) {
+            return; // this very thread is releasing it (a listener of its own release): it cannot wait for itself
+        }
+        if (!awaitIgnoringInterrupts(lease.releaseEndedLatch(), runtime.nanoTime() + releaseBound.toNanos())) {
+            log.warn("lock '{}': gave up waiting {} for the release another thread began (its object may still be "
+                    + "there until that release ends, or until its TTL ({}) passes)", lease.name(), releaseBound, ttl);
         }
     }
 
     /**
      * Waits until no release is deleting its object, on any thread — the application's, the refresher's, close()'s —
      * for at most {@code bound}, whatever the interrupt flag says (it is given back). Rule 14: close() returns only
-     * when every release in flight has finished. Returns whether none is left.
+     * when every release in flight has finished. A release running on the calling thread itself (close() called by a
+     * listener of that release) is not waited for: it cannot end while this waits. Returns whether none is left.
      */
     boolean awaitReleases(Duration bound) {
-        long end = System.nanoTime() + bound.toNanos();
+        long end = runtime.nanoTime() + bound.toNanos();
+        List<GcsLease> running;
+        synchronized (inFlight) {
+            running = new ArrayList<>(inFlight);
+        }
+        boolean all = true;
+        for (GcsLease lease : running) {
+            if (!lease.releasingOnThisThread()) {
+                all &= awaitIgnoringInterrupts(lease.releaseEndedLatch(), end);
+            }
+        }
+        return all;
+    }
+
+    /**
+     * Waits for {@code done} until {@code endNanos} of the runtime's clock (real time, or a test's virtual time),
+     * whatever interrupts come; the flag is given back. True if it was counted down.
+     */
+    private boolean awaitIgnoringInterrupts(CountDownLatch done, long endNanos) {
         boolean interrupted = false;
         try {
-            synchronized (inFlightChanged) {
-                while (inFlight > 0) {
-                    long left = end - System.nanoTime();
-                    if (left <= 0) {
-                        return false;
+            while (true) {
+                try {
+                    if (runtime.await(done, Math.max(0, endNanos - runtime.nanoTime()))) {
+                        return true;
                     }
-                    try {
-                        TimeUnit.NANOSECONDS.timedWait(inFlightChanged, left);
-                    } catch (InterruptedException e) {
-                        interrupted = true;
+                    if (endNanos - runtime.nanoTime() <= 0) {
+                        return done.getCount() == 0;
                     }
+                } catch (InterruptedException e) {
+                    interrupted = true;
                 }
-                return true;
             }
         } finally {
             if (interrupted) {

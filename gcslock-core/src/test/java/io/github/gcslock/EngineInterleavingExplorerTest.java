@@ -42,17 +42,12 @@ class EngineInterleavingExplorerTest {
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
     static final Duration TTL = Duration.ofSeconds(10);
     /**
-     * Whether a close() must also wait for a release() the application is running on its own thread (the issue's
-     * defect class "close() returning before every release in flight has finished"; found by this explorer, not
-     * fixed yet): off by default until the engine does, {@code -Dgcslock.explorer.closeWaitsForApplicationReleases=true}.
+     * How long close(), and a release() racing close()'s release of its lease, wait for a release another thread runs
+     * (the registry's bound: four operation timeouts of TTL/3 and two 1 s write windows). The explorer may leave a due
+     * wait of the releasing thread undecided for longer (a paused thread); a call that waited its whole bound gave up as
+     * documented (a WARN), so the checks below hold the object to the call only when it returned sooner.
      */
-    static final boolean CLOSE_WAITS_FOR_APPLICATION_RELEASES = Boolean.getBoolean("gcslock.explorer.closeWaitsForApplicationReleases");
-    /**
-     * Whether a release() must also wait for a release of the same lease already running on another thread (close()'s):
-     * found by this explorer, not fixed yet; off by default, {@code -Dgcslock.explorer.releaseWaitsForCloseRelease=true}.
-     */
-    static final boolean RELEASE_WAITS_FOR_CLOSE_RELEASE = Boolean.getBoolean("gcslock.explorer.releaseWaitsForCloseRelease");
-
+    static final Duration RELEASE_BOUND = TTL.dividedBy(3).multipliedBy(4).plus(Duration.ofSeconds(2));
     @Test
     void acquireReleaseAndCloseRacing() {
         explore("acquire/release/close racing", false, run -> {
@@ -172,6 +167,19 @@ class EngineInterleavingExplorerTest {
                 EngineInterleavingExplorerTest::waitersAndClose);
     }
 
+    /**
+     * A harness defect, not the engine's (seed -2838921146019854253 of {@link #aWaiterWokenByClose}): the schedule started
+     * p2-close only at 65.2 s of virtual time, so its 70 s sleep before close() ended at 135.2 s, past the explorer's
+     * 120 s budget counted from the first step. Nothing else was left to do, time was not allowed to move on, and the
+     * run was reported as "hang: no step possible at virtual PT1M10.586666666S", actor-p2-close "WAITING at sleep
+     * PT1M10S" — the scenario's own sleep in closeAfter, not close(). The budget now counts from the last actor's start.
+     */
+    @Test
+    void anActorStartedLateGetsItsWholeBudgetOfVirtualTime() {
+        explore("waiters woken by close, seed of the late close", false, -2838921146019854253L, 1,
+                EngineInterleavingExplorerTest::waitersAndClose);
+    }
+
     private static void waitersAndClose(Run run) {
         GcsLockRegistry r1 = run.registry("p1");
         GcsLockRegistry r2 = run.registry("p2");
@@ -186,8 +194,7 @@ class EngineInterleavingExplorerTest {
 
     private static void explore(String scenario, boolean faults, Consumer<Run> setup) {
         // The README's test command explores fixed seeds per scenario, so a CI run is reproducible; a random base
-        // (-Dgcslock.explorer.randomSeeds=true) explores new schedules. A random base found a hang of
-        // aWaiterWokenByClose at seed -2838921146019854253 (not yet diagnosed: engine or harness), see the issue.
+        // (-Dgcslock.explorer.randomSeeds=true) explores new schedules.
         long base = SEED != null ? SEED : RANDOM_SEEDS ? new Random().nextLong() : scenario.hashCode() * 1_000_003L;
         explore(scenario, faults, base, SEED != null ? 1 : RUNS, setup);
     }
@@ -327,15 +334,18 @@ class EngineInterleavingExplorerTest {
 
         void release(Lease lease) {
             Held h = find(lease);
-            boolean closing = closed.contains(h.registry); // close() released it, or is releasing it now
             h.releaseAsked = true;
             h.releaseRunning = true;
+            long started = world.nanoTime();
             try {
                 lease.release();
             } finally {
                 h.releaseRunning = false;
             }
-            if (!faults && !h.lease.lostReason().isPresent() && (!closing || RELEASE_WAITS_FOR_CLOSE_RELEASE)) {
+            // Also when close() is releasing it on another thread: release() returns only once that release has ended
+            // (or it waited its whole bound for it, see RELEASE_BOUND).
+            boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
+            if (!faults && !h.lease.lostReason().isPresent() && withinBound) {
                 Blob b = bucket.peek("gcslock/" + lease.name());
                 if (b != null && b.getGeneration() == lease.fencingToken()) {
                     violations.add("release() of " + h + " returned with its object still in the bucket");
@@ -357,7 +367,9 @@ class EngineInterleavingExplorerTest {
             synchronized (held) {
                 held.stream().filter(h -> h.registry == r).forEach(h -> h.releaseAsked = true);
             }
+            long started = world.nanoTime();
             r.close();
+            boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
             if (!faults) {
                 List<Held> handedOut;
                 synchronized (held) {
@@ -365,8 +377,10 @@ class EngineInterleavingExplorerTest {
                 }
                 for (Held h : handedOut) {
                     Blob b = bucket.peek("gcslock/" + h.lease.name());
+                    // Also a lease whose release() the application is running on its own thread: close() waits for it
+                    // (unless close() waited its whole bound for it, see RELEASE_BOUND).
                     if (h.registry == r && b != null && b.getGeneration() == h.lease.fencingToken()
-                            && (!h.releaseRunning || CLOSE_WAITS_FOR_APPLICATION_RELEASES)) {
+                            && (!h.releaseRunning || withinBound)) {
                         violations.add("close() of " + names.get(r) + " returned with " + h + " still in the bucket"
                                 + (h.releaseRunning ? " (the application's release() of it was running)" : ""));
                     }

@@ -229,6 +229,128 @@ class ExplorerFindingsTest extends EmulatorTestBase {
         release.get(20, TimeUnit.SECONDS);
     }
 
+    /**
+     * Interleaving explorer (seed 4026006727094796465 of {@code EngineInterleavingExplorerTest}, and on today's main e.g.
+     * 5075969437459761360 of {@code acquireReleaseAndCloseRacing}): close() took its snapshot and began the release of a
+     * held lease (waiting out the write window, then its DELETE); the application's own release() of that lease, on its
+     * own thread, found the release begun and returned at once, with the object still in the bucket. Rule 14: a
+     * release() racing close()'s release of its lease returns only once that release has ended.
+     */
+    @Test
+    void aReleaseRacingClosesReleaseOfItsLeaseReturnsOnlyOnceTheObjectIsDeleted() throws Exception {
+        GcsLockRegistry r = slowRegistry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        holdNextDelete("gcslock/job", arrived, go);
+        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue(); // close()'s DELETE is in flight
+        AtomicBoolean objectGoneAtReturn = new AtomicBoolean();
+        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+            lease.release();
+            objectGoneAtReturn.set(object("job") == null);
+        });
+        Thread.sleep(300);
+        assertThat(release).as("release() returned while close()'s DELETE of its object was in flight").isNotDone();
+        go.countDown();
+        release.get(20, TimeUnit.SECONDS);
+        assertThat(objectGoneAtReturn).as("the object was gone when release() returned").isTrue();
+        close.get(20, TimeUnit.SECONDS);
+    }
+
+    /** As above on an interrupted application thread: it waits all the same and gets its interrupt flag back. */
+    @Test
+    void aReleaseRacingCloseOnAnInterruptedThreadWaitsAndKeepsTheFlag() throws Exception {
+        GcsLockRegistry r = slowRegistry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        holdNextDelete("gcslock/job", arrived, go);
+        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
+        AtomicBoolean flagKept = new AtomicBoolean();
+        AtomicBoolean objectGoneAtReturn = new AtomicBoolean();
+        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+            Thread.currentThread().interrupt();
+            lease.release();
+            flagKept.set(Thread.interrupted());
+            objectGoneAtReturn.set(object("job") == null);
+        });
+        Thread.sleep(300);
+        assertThat(release).as("an interrupted release() returned while close()'s DELETE was in flight").isNotDone();
+        go.countDown();
+        release.get(20, TimeUnit.SECONDS);
+        assertThat(objectGoneAtReturn).isTrue();
+        assertThat(flagKept).isTrue();
+        close.get(20, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Rule 14, a release counted in flight from its first step: an application thread's release that has begun (the
+     * lease has left heldLeases()) but waits for the lease's I/O lock behind a renewal whose PATCH is in flight. close()
+     * finds that release begun, leaves it to its thread, and must still wait for it. (Before, the release counted itself
+     * in a second step after beginning, so close() could find it begun and not yet counted, and return; a renewal
+     * holding the lease's I/O lock widens nothing now that both happen in one step.)
+     */
+    @Test
+    void closeWaitsForAnApplicationReleaseFromItsFirstStep() throws Exception {
+        GcsLockRegistry r = slowRegistry();
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch patchArrived = new CountDownLatch(1);
+        CountDownLatch patchGo = new CountDownLatch(1);
+        gcs.faults().beforeNext(Operation.PATCH, "gcslock/job", () -> {
+            patchArrived.countDown();
+            try {
+                patchGo.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        CompletableFuture<Void> renew = CompletableFuture.runAsync(() -> r.renew(lease, null));
+        assertThat(patchArrived.await(10, TimeUnit.SECONDS)).isTrue(); // the renewal holds the lease's I/O lock
+        CompletableFuture<Void> release = CompletableFuture.runAsync(lease::release);
+        await().atMost(Duration.ofSeconds(10)).until(() -> r.heldLeases().isEmpty()); // its release has begun
+        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
+        Thread.sleep(300);
+        assertThat(close).as("close() returned while an application release that had begun waited for the I/O lock").isNotDone();
+        patchGo.countDown();
+        close.get(20, TimeUnit.SECONDS);
+        assertThat(object("job")).as("the object at close()'s return").isNull();
+        release.get(20, TimeUnit.SECONDS);
+        renew.exceptionally(e -> null).get(20, TimeUnit.SECONDS);
+    }
+
+    /**
+     * The same thread coming back: a listener that runs on the application thread releasing a lease (its DELETE's
+     * requestAnswered) calls close(). close() finds that release begun on its own thread, which cannot end while close()
+     * waits: it does not wait for it (before, it waited out its whole bound, then logged that it gave up).
+     */
+    @Test
+    void closeCalledByAListenerOfItsOwnThreadsReleaseDoesNotWaitForItself() throws Exception {
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicReference<Thread> releasing = new AtomicReference<>();
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
+                .operationTimeout(Duration.ofSeconds(5)).listener(new LockEventListener() {
+                    @Override public void requestAnswered(String name) {
+                        if ("job".equals(name) && Thread.currentThread() == releasing.get()) {
+                            releasing.set(null);
+                            registry.get().close();
+                        }
+                    }
+                }));
+        registry.set(r);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        long start = System.nanoTime();
+        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+            releasing.set(Thread.currentThread());
+            lease.release();
+        });
+        release.get(20, TimeUnit.SECONDS);
+        assertThat(Duration.ofNanos(System.nanoTime() - start)).as("release() with close() in its own listener")
+                .isLessThan(Duration.ofSeconds(8)); // the bound close() would have waited: 4 x 5 s + 2 windows
+        assertThat(object("job")).isNull();
+    }
+
     /** An interrupted closing thread returned at once, before a hold-at-least release in flight had deleted its object. */
     @Test
     void anInterruptedCloseStillWaitsForAReleaseInFlightAndKeepsTheFlag() throws Exception {

@@ -569,12 +569,16 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
      * possible, an actor not done), or more than {@code maxSteps} steps.
      */
     void explore(int maxSteps, Duration maxVirtual, Runnable check) {
-        long end = now + maxVirtual.toNanos();
+        long begin = now;
         int steps = 0;
         try {
             while (true) {
                 settle();
                 check.run();
+                // The budget of virtual time counts from the last actor's start: an actor the schedule starts late
+                // (a close after 70 s, started at 65 s) is given its whole time too. Counted from the first step, it
+                // was cut off with time left to run, reported as a hang (seed -2838921146019854253).
+                long end = Math.max(begin, lastActorStart) + maxVirtual.toNanos();
                 if (actors.stream().allMatch(a -> a.done)) {
                     // Every caller returned: deliver what is in flight and run what is due, without moving time.
                     if (!stepWithoutTime()) {
@@ -588,12 +592,17 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                     boolean canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end;
                     if (choices.isEmpty() && !canAdvance) {
                         settle(200); // a thread just let go by one of the engine's locks may not have run yet
+                        if (actors.stream().allMatch(a -> a.done)) {
+                            continue; // the last actor ran to its end meanwhile (it looked blocked for a moment): no hang
+                        }
                         collect(choices, labels, true);
                         advanceTo = nextDue();
                         canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end;
                     }
                     if (choices.isEmpty() && !canAdvance) {
-                        throw new AssertionError("hang: no step possible at virtual " + Duration.ofNanos(now - end + maxVirtual.toNanos())
+                        throw new AssertionError("hang: no step possible at virtual " + Duration.ofNanos(now - begin)
+                                + (advanceTo != Long.MAX_VALUE ? " (next due at " + Duration.ofNanos(advanceTo - begin)
+                                + ", past the budget of " + maxVirtual + " from the last actor's start)" : "")
                                 + " and actors not done: " + describeThreads());
                     }
                     int pick = random.nextInt(choices.size() + (canAdvance ? 1 : 0));
@@ -694,6 +703,9 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         return Math.min(next, limit);
     }
 
+    /** Virtual time at which the last actor was started (the budget of {@link #explore} counts from it). */
+    private volatile long lastActorStart;
+
     /** Decided yields whose thread has not run yet. Guarded by {@link #lock}. */
     private final List<Yield> waking = new ArrayList<>();
 
@@ -718,6 +730,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         }, "actor-" + a.name);
         t.setDaemon(true);
         a.thread = t;
+        lastActorStart = now;
         threads.add(t);
         t.start();
     }
