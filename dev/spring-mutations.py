@@ -32,10 +32,10 @@ muts = [
   "    public void requestAnswered(String name) {\n        reached();", "    public void requestAnswered(String name) {\n        name.hashCode();"),
  ("health: a call that sent no request (skipped here, reentrant) flips it UP (ef04840)", S+'IfLockedPolicy.java',
   "        if (lease == null) {\n            // Who holds it", "        if (tracker() != null) {\n            tracker().reached();\n        }\n        if (lease == null) {\n            // Who holds it"),
- # 951b111: shutdown ends waits (not in the property test's alphabet: no context closes there)
+ # 951b111: shutdown ends waits (the property test's ShutdownAction closes an instance's context)
  ("shutdown: waits are not ended when the context closes (951b111)", S+'IfLockedPolicy.java',
   "        if (tracked == null || wait.isZero()) {", "        if (true) {"),
- # 94539a3: start-up refuses final methods (not in the alphabet: the test proxies its bean itself)
+ # 94539a3: start-up refuses final methods (the property test's StartUpAction starts beans of each class shape)
  ("start-up: final methods are not refused (94539a3)", S+'GcsLockedNameChecker.java',
   "        if (Modifier.isFinal(modifiers) && !viaInterface) {", "        if (false) {"),
  # issue 26

@@ -62,8 +62,17 @@ import java.util.function.Supplier;
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
  * <li>nested calls of the same name from a body's synchronous part, across owner kinds;</li>
- * <li>GCS faults (one instance cut off) on a subset of steps.</li>
+ * <li>a caller's next call at once after its call ended (no step between: a scheduler's next tick);</li>
+ * <li>a slowed hand-over of an acquired lock to its subscription (so that a cancel lands between the
+ * acquisition and the adoption of its lock), and {@code take(Duration)};</li>
+ * <li>GCS faults (one instance cut off for one to four steps) on a subset of steps, with a request that fails
+ * and a call of each name the instance holds (skipped here, without a request);</li>
+ * <li>an instance's application context closing while calls wait;</li>
+ * <li>beans of each class shape at start-up (a final {@code @GcsLocked} method under a class-based proxy,
+ * and under an interface-based one).</li>
  * </ul>
+ * Every bean is proxied as Spring does with another advice ordered inside gcslock's (as {@code @Transactional}
+ * is): every body must run inside it, each subscription of a publisher too.
  * No step waits for a release to settle. Checked on every step: at most one body of a name runs at a time (across
  * both instances); a running body's hold is held; a call whose mode decides at once (SKIP, FAIL, a nested WAIT
  * that could only wait for itself) decides within the settle bound; a caller's own finished calls never make a
@@ -89,6 +98,11 @@ class InvocationOwnershipPropertyTest {
     });
     static final int CALLERS = 3;
     static final String BY_THE_TEST = "failed by the test";
+    /** Set while the advice ordered inside gcslock's runs (what a {@code @Transactional} would be). */
+    static final ThreadLocal<Integer> INNER_ADVICE = new ThreadLocal<>();
+    private static final String HAND_OVER = "InvocationOwnershipPropertyTest.handOver";
+    private static final org.springframework.context.support.GenericApplicationContext CONTEXT =
+            new org.springframework.context.support.GenericApplicationContext();
 
     private final List<World> worlds = new CopyOnWriteArrayList<>();
 
@@ -120,7 +134,9 @@ class InvocationOwnershipPropertyTest {
                 })
                 .withAction(6, new CallAction())
                 .withAction(4, new EndAction())
-                .withAction(1, new FaultAction())
+                .withAction(2, new FaultAction())
+                .withAction(1, new ShutdownAction())
+                .withAction(1, new StartUpAction())
                 .withMaxTransformations(14);
     }
 
@@ -131,7 +147,7 @@ class InvocationOwnershipPropertyTest {
     enum Mode { SKIP, FAIL, WAIT, HOLD }
 
     /** How a publisher is subscribed to. */
-    enum Op { PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK }
+    enum Op { PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME }
 
     /** The kind of a nested call of the same name from a body's synchronous part. */
     enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN }
@@ -152,35 +168,70 @@ class InvocationOwnershipPropertyTest {
                     .as(Nested::new).injectNull(0.75);
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
                     Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), Arbitraries.of(Op.class),
-                    Arbitraries.integers().between(1, 80), nested).as((instance, kind, mode, name, caller, op, millis, inner) -> {
-                Op used = kind == Kind.MONO || kind == Kind.FLUX ? op : Op.PLAIN;
+                    Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 0, 0, 2, 10)).as((ms, slow) -> new int[] {ms, slow}),
+                    nested).as((instance, kind, mode, name, caller, op, timing, inner) -> {
+                int millis = timing[0];
+                int slow = timing[1];
+                boolean publisher = kind == Kind.MONO || kind == Kind.FLUX;
+                Op used = publisher ? op : Op.PLAIN;
+                int handOver = publisher ? slow : 0;
                 String text = instance + " " + kind + " " + mode + " '" + name + "' from caller-" + caller
                         + (used != Op.PLAIN ? " via " + used + (timed(used) ? "(" + millis + " ms)" : "") : "")
-                        + (inner != null ? " with " + inner : "");
-                return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner));
+                        + (inner != null ? " with " + inner : "") + (handOver > 0 ? " (hand-over slowed " + handOver + " ms)" : "");
+                return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner, handOver));
             });
         }
     }
 
     static boolean timed(Op op) {
-        return op == Op.TIMEOUT || op == Op.TIMEOUT_RETRY || op == Op.ZIP || op == Op.FIRST;
+        return op == Op.TIMEOUT || op == Op.TIMEOUT_RETRY || op == Op.ZIP || op == Op.FIRST || op == Op.TAKE_TIME;
     }
 
     /** Ends a running body (a value, an error, or the caller cancels), or cancels a call that still waits. */
     static final class EndAction implements Action.Independent<World> {
         @Override
         public Arbitrary<Transformer<World>> transformer() {
-            return Combinators.combine(Arbitraries.integers().between(0, 7), Arbitraries.of(End.class)).as((which, how) ->
-                    Transformer.mutate("end [" + which + "] with " + how, world -> world.end(which, how)));
+            return Combinators.combine(Arbitraries.integers().between(0, 7), Arbitraries.of(End.class), Arbitraries.of(false, true))
+                    .as((which, how, again) -> Transformer.mutate("end [" + which + "] with " + how
+                            + (again ? ", and its caller calls again at once" : ""), world -> world.end(which, how, again)));
         }
     }
 
-    /** Cuts one instance off from GCS for the next one or two steps. */
+    /** Cuts one instance off from GCS for the next one to four steps. */
     static final class FaultAction implements Action.Independent<World> {
         @Override
         public Arbitrary<Transformer<World>> transformer() {
-            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.integers().between(1, 2)).as((instance, steps) ->
-                    Transformer.mutate("cut " + instance + " off GCS for " + steps + " step(s)", world -> world.fault(instance, steps)));
+            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.integers().between(1, 4), Arbitraries.of(false, true))
+                    .as((instance, steps, probe) -> Transformer.mutate("cut " + instance + " off GCS for " + steps + " step(s)"
+                            + (probe ? ", probe it and call its held names again" : ""), world -> world.fault(instance, steps, probe)));
+        }
+    }
+
+    /**
+     * Closes one instance's application context (its {@link GcsLockedWaits} hears {@code ContextClosedEvent}):
+     * every call of it that waits for a lock ends at once; later calls go to the other instance.
+     */
+    static final class ShutdownAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Arbitraries.of("A", "B").map(instance ->
+                    Transformer.mutate("close " + instance + "'s application context", world -> world.shutdown(instance)));
+        }
+    }
+
+    /** The shapes of a bean with a {@code @GcsLocked} method, as the start-up check meets them. */
+    enum Shape { PLAIN, FINAL_METHOD, FINAL_METHOD_VIA_INTERFACE }
+
+    /**
+     * Starts a bean of a given class shape on one instance: the start-up check refuses exactly the methods that
+     * the proxy cannot intercept (naming the method); a bean it accepts is proxied and called, and its method
+     * must run under the lock.
+     */
+    static final class StartUpAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Shape.class)).as((instance, shape) ->
+                    Transformer.mutate("start a " + shape + " bean on " + instance, world -> world.startUp(instance, shape)));
         }
     }
 
@@ -196,6 +247,9 @@ class InvocationOwnershipPropertyTest {
         final AtomicInteger answeredRequests = new AtomicInteger();
         final Jobs jobs;
         final ClientFaults faults;
+        final GcsLockedWaits waits = new GcsLockedWaits();
+        final GcsLockedInterceptor interceptor;
+        volatile boolean closed;
 
         Instance(String id) {
             this.id = id;
@@ -222,10 +276,35 @@ class InvocationOwnershipPropertyTest {
                     new StandardEnvironment(), beans, event -> { }, Duration.ZERO);
             beans.registerSingleton("reachability", reachability);
             interceptor.setReachability(beans.getBeanProvider(GcsReachability.class));
-            ProxyFactory factory = new ProxyFactory(new Jobs());
-            factory.setProxyTargetClass(true);
+            beans.registerSingleton("waits", waits);
+            interceptor.setWaits(beans.getBeanProvider(GcsLockedWaits.class));
+            this.interceptor = interceptor;
+            jobs = (Jobs) proxy(new Jobs(), true, interceptor);
+        }
+
+        /**
+         * A proxy as Spring builds it: gcslock's advice first, then another advice ordered inside it (as
+         * {@code @Transactional} is), which every body checks it runs within.
+         */
+        static Object proxy(Object target, boolean byClass, GcsLockedInterceptor interceptor) {
+            ProxyFactory factory = new ProxyFactory(target);
+            factory.setProxyTargetClass(byClass);
             factory.addAdvisor(new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor));
-            jobs = (Jobs) factory.getProxy();
+            factory.addAdvisor(new DefaultPointcutAdvisor(new AnnotationMatchingPointcut(null, GcsLocked.class, true),
+                    (org.aopalliance.intercept.MethodInterceptor) inv -> {
+                        Integer depth = INNER_ADVICE.get();
+                        INNER_ADVICE.set(depth == null ? 1 : depth + 1);
+                        try {
+                            return inv.proceed();
+                        } finally {
+                            if (depth == null) {
+                                INNER_ADVICE.remove();
+                            } else {
+                                INNER_ADVICE.set(depth);
+                            }
+                        }
+                    }));
+            return factory.getProxy();
         }
     }
 
@@ -264,6 +343,12 @@ class InvocationOwnershipPropertyTest {
                     violations.add("Reactor dropped an error (logged as ERROR): " + e);
                 }
             });
+            // A call may slow the hand-over of its acquired lock to its subscription (the window between the
+            // acquisition's end and the adoption of its lock), so that a cancel lands in it.
+            // (Only subscribeOn operators are decorated: the acquisition's result passes one on its way.)
+            Hooks.onEachOperator(HAND_OVER, reactor.core.publisher.Operators.lift(
+                    scannable -> scannable.getClass().getSimpleName().startsWith("MonoSubscribeOn"),
+                    (scannable, subscriber) -> new HandOver<>(subscriber)));
             createdMs = (System.nanoTime() - t0) / 1_000_000;
         }
 
@@ -288,7 +373,7 @@ class InvocationOwnershipPropertyTest {
             }
         }
 
-        void fault(String instance, int steps) {
+        void fault(String instance, int steps, boolean probe) {
             tick();
             if (cut != null) {
                 log.add("(a fault is on already)");
@@ -301,6 +386,23 @@ class InvocationOwnershipPropertyTest {
             failedAtCut = cut.failedRequests.get();
             answeredAtCut = cut.answeredRequests.get();
             log.add("cut " + instance + " off GCS for " + steps + " step(s)");
+            if (!probe) {
+                return;
+            }
+            // A request fails (health DOWN); then each name this instance holds is called again (SKIP, as a
+            // scheduler's next tick): skipped here, without a request, which must leave the health DOWN.
+            try {
+                cut.registry.inspect("probe-" + id);
+                log.add("  probe answered");
+            } catch (GcsLockException e) {
+                log.add("  probe failed: " + e.getClass().getSimpleName());
+            }
+            for (Run r : runs) {
+                if (!r.ended && r.call.at == cut && r.lease != null && r.lease.isHealthy()) {
+                    call(cut.id, Kind.SYNC, Mode.SKIP, r.call.shortName(), 0, Op.PLAIN, 1, null, 0, false);
+                    break;
+                }
+            }
         }
 
         private int idleCaller(int preferred) {
@@ -324,6 +426,11 @@ class InvocationOwnershipPropertyTest {
         }
 
         private boolean mustRun(String name, Instance at) {
+            return mustRunHere(name) && objectAllows(GCS.storage().get(BlobId.of(BUCKET, "gcslock/" + name)), at);
+        }
+
+        /** The local part of {@link #mustRun}: no fault, every call of the name settled, none with holdAtLeast. */
+        private boolean mustRunHere(String name) {
             if (faulted()) {
                 return false;
             }
@@ -337,7 +444,11 @@ class InvocationOwnershipPropertyTest {
                     return false;
                 }
             }
-            Blob object = GCS.storage().get(BlobId.of(BUCKET, "gcslock/" + name));
+            return true;
+        }
+
+        /** The lock object of the name, if any, is {@code at}'s own (another instance's may be released meanwhile). */
+        private static boolean objectAllows(Blob object, Instance at) {
             if (object != null) {
                 String owner = object.getMetadata() == null ? "" : String.valueOf(object.getMetadata().get("gcslock-owner"));
                 return owner.contains("instance-" + at.id);
@@ -345,17 +456,31 @@ class InvocationOwnershipPropertyTest {
             return true;
         }
 
-        void call(String instanceId, Kind kind, Mode mode, String shortName, int preferred, Op op, int millis, Nested nested) {
+        void call(String instanceId, Kind kind, Mode mode, String shortName, int preferred, Op op, int millis, Nested nested,
+                  int handOver) {
             tick();
+            call(instanceId, kind, mode, shortName, preferred, op, millis, nested, handOver, null);
+        }
+
+        /** {@code mustRunKnown}: whether the call must run, known by the step that makes it (null: judged here). */
+        void call(String instanceId, Kind kind, Mode mode, String shortName, int preferred, Op op, int millis, Nested nested,
+                  int handOver, Boolean mustRunKnown) {
             int caller = idleCaller(preferred);
             if (caller < 0) {
                 log.add("(every caller is blocked: no call)");
                 return;
             }
             Instance at = instance(instanceId);
+            if (at.closed) {
+                at = at == a ? b : a;
+                if (at.closed) {
+                    log.add("(both instances are closed: no call)");
+                    return;
+                }
+            }
             String name = lockName(shortName);
-            boolean mustRun = mustRun(name, at);
-            Call call = new Call(this, calls.size() + 1, at, kind, mode, name, caller, op, millis, nested, mustRun);
+            boolean mustRun = mustRunKnown != null ? mustRunKnown : mustRun(name, at);
+            Call call = new Call(this, calls.size() + 1, at, kind, mode, name, caller, op, millis, nested, mustRun, handOver);
             calls.add(call);
             log.add("call " + call + (mustRun ? " (must run)" : ""));
             long started = System.nanoTime();
@@ -386,7 +511,61 @@ class InvocationOwnershipPropertyTest {
             }
         }
 
-        void end(int which, End how) {
+        /** Closes the instance's context: its waiting calls end at once (they did not run); later calls go to the other. */
+        void shutdown(String instanceId) {
+            tick();
+            Instance at = instance(instanceId);
+            if (at.closed) {
+                log.add("(" + at.id + " is closed already)");
+                return;
+            }
+            at.closed = true;
+            List<Call> waiting = calls.stream().filter(c -> c.at == at && !c.decided()).toList();
+            log.add("close " + at.id + "'s application context (" + waiting.size() + " call(s) waiting)");
+            at.waits.onApplicationEvent(new org.springframework.context.event.ContextClosedEvent(CONTEXT));
+            for (Call c : waiting) {
+                settle(c::decided, () -> "the wait of " + c + " to end when " + at.id + "'s context closed" + steps());
+            }
+        }
+
+        /** Starts a bean of {@code shape}: refused at start-up exactly when its method cannot be intercepted. */
+        void startUp(String instanceId, Shape shape) {
+            tick();
+            Instance at = instance(instanceId);
+            String name = lockName("s");
+            boolean byClass = shape != Shape.FINAL_METHOD_VIA_INTERFACE;
+            StandardEnvironment env = new StandardEnvironment();
+            env.getPropertySources().addFirst(new org.springframework.core.env.MapPropertySource("shape",
+                    Map.of("spring.aop.proxy-target-class", String.valueOf(byClass))));
+            Job bean = switch (shape) {
+                case PLAIN -> new PlainJob();
+                case FINAL_METHOD, FINAL_METHOD_VIA_INTERFACE -> new FinalJob();
+            };
+            boolean interceptable = shape != Shape.FINAL_METHOD;
+            String refusal = null;
+            try {
+                new GcsLockedNameChecker(env).postProcessBeforeInitialization(bean, "shaped");
+            } catch (RuntimeException e) {
+                refusal = String.valueOf(e.getMessage());
+            }
+            if (refusal != null) {
+                log.add("start a " + shape + " bean on " + at.id + " -> refused: " + refusal);
+                String method = bean.getClass().getSimpleName() + ".run";
+                if (interceptable) {
+                    violations.add("start-up refused a " + shape + " bean, whose method the proxy does intercept: " + refusal);
+                } else if (!refusal.contains(method)) {
+                    violations.add("start-up refused a " + shape + " bean without naming the method " + method + ": " + refusal);
+                }
+                return;
+            }
+            Object ran = ((Job) Instance.proxy(bean, byClass, at.interceptor)).run(name);
+            log.add("start a " + shape + " bean on " + at.id + " -> accepted; its method " + (ran == null ? "skipped" : ran));
+            if ("unlocked".equals(ran)) {
+                violations.add("start-up accepted a " + shape + " bean, and its @GcsLocked method ran without the lock");
+            }
+        }
+
+        void end(int which, End how, boolean again) {
             tick();
             List<Object> open = new ArrayList<>();
             for (Run r : runs) {
@@ -411,7 +590,8 @@ class InvocationOwnershipPropertyTest {
             }
             Run run = (Run) target;
             run.endAsked = true;
-            log.add("end " + run + " with " + how);
+            log.add("end " + run + " with " + how + (again ? ", and its caller calls again at once" : ""));
+            Blob before = again ? GCS.storage().get(BlobId.of(BUCKET, "gcslock/" + run.call.name)) : null;
             switch (how) {
                 case VALUE -> run.finish(null);
                 case ERROR -> run.finish(new IllegalStateException(BY_THE_TEST));
@@ -420,6 +600,17 @@ class InvocationOwnershipPropertyTest {
                         run.finish(null); // a sync body cannot be cancelled by its caller
                     }
                 }
+            }
+            if (again) {
+                // The caller's next call, as soon as it sees its call end (a scheduler's next tick): no step between.
+                Call c = run.call;
+                settle(c::finished, () -> c + " to end for its caller" + steps());
+                if (!(c.view != null && c.view.isCancelled())) {
+                    settle(() -> run.ended, () -> run + " to end" + steps()); // a cancelled future's work goes on
+                }
+                settle(() -> busy[c.caller] == null || busy[c.caller].isDone(), () -> "caller-" + c.caller + " to be free" + steps());
+                boolean mustRun = mustRunHere(c.name) && objectAllows(before, c.at) && !c.at.closed;
+                call(c.at.id, c.kind, c.mode, c.shortName(), c.caller, c.op, c.millis, c.nested, c.handOver, mustRun);
             }
         }
 
@@ -535,6 +726,7 @@ class InvocationOwnershipPropertyTest {
 
         void close() {
             Hooks.resetOnErrorDropped();
+            Hooks.resetOnEachOperator(HAND_OVER);
             for (Instance i : List.of(a, b)) {
                 i.faults.heal();
             }
@@ -566,6 +758,15 @@ class InvocationOwnershipPropertyTest {
         long deadline = System.nanoTime() + SETTLE.toNanos();
         while (!done.getAsBoolean()) {
             if (System.nanoTime() - deadline > 0) {
+                if (Boolean.getBoolean("gcslock.pbt.dump")) {
+                    Thread.getAllStackTraces().forEach((t, st) -> {
+                        StringBuilder b = new StringBuilder("\n--- " + t.getName() + " " + t.getState());
+                        for (StackTraceElement e : st) {
+                            b.append("\n    at ").append(e);
+                        }
+                        System.err.println(b);
+                    });
+                }
                 throw new AssertionError("waited " + SETTLE.toSeconds() + " s for " + what.get());
             }
             pause();
@@ -585,6 +786,8 @@ class InvocationOwnershipPropertyTest {
         final int millis;
         final Nested nested;
         final boolean mustRun;
+        /** How long the hand-over of an acquired lock to this call's subscription is slowed (publishers only). */
+        final int handOver;
         final List<Run> runs = new CopyOnWriteArrayList<>();
         /** The work of a FUTURE body: completed by the test. */
         final CompletableFuture<String> work = new CompletableFuture<>();
@@ -600,7 +803,7 @@ class InvocationOwnershipPropertyTest {
         volatile String nestedOutcome;
 
         Call(World world, int number, Instance at, Kind kind, Mode mode, String name, int caller, Op op, int millis,
-             Nested nested, boolean mustRun) {
+             Nested nested, boolean mustRun, int handOver) {
             this.world = world;
             this.number = number;
             this.at = at;
@@ -612,6 +815,7 @@ class InvocationOwnershipPropertyTest {
             this.millis = millis;
             this.nested = nested;
             this.mustRun = mustRun;
+            this.handOver = handOver;
         }
 
         String shortName() {
@@ -673,6 +877,7 @@ class InvocationOwnershipPropertyTest {
                 case REPEAT1 -> flux.repeat(1);
                 case ZIP -> Mono.zip(first, Mono.delay(t).then(Mono.<String>empty())).map(x -> x.getT1()).flux();
                 case FIRST -> Mono.firstWithValue(first, Mono.delay(t).map(x -> "delay")).flux();
+                case TAKE_TIME -> flux.take(t);
             };
             Flux<String> observed = f.contextWrite(Context.of(Call.class, this))
                     .doOnNext(v -> skipped = false);
@@ -711,6 +916,15 @@ class InvocationOwnershipPropertyTest {
         }
 
         Run enter(Lease lease, boolean reentrant) {
+            return enter(lease, reentrant, INNER_ADVICE.get() != null);
+        }
+
+        /** {@code advised}: whether the method was invoked inside the advice ordered inside gcslock's. */
+        Run enter(Lease lease, boolean reentrant, boolean advised) {
+            if (!advised) {
+                world.violations.add(this + ": its body (run " + (runs.size() + 1) + ") was invoked outside the advice ordered "
+                        + "inside gcslock's (a @Transactional there would not have run): the invocation's chain was not proceeded in full");
+            }
             Run run = new Run(this, runs.size() + 1, lease, reentrant);
             world.enter(run);
             runs.add(run);
@@ -732,7 +946,7 @@ class InvocationOwnershipPropertyTest {
             if (failure != null) {
                 return !(failure instanceof java.util.concurrent.TimeoutException);
             }
-            return !cancelled && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY;
+            return !cancelled && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
         }
 
         /** Ran, or decided not to (skipped, failed, terminated empty). */
@@ -973,6 +1187,108 @@ class InvocationOwnershipPropertyTest {
     }
 
 
+    /** A bean of the start-up shapes. */
+    public interface Job {
+        Object run(String name);
+    }
+
+    public static class PlainJob implements Job {
+        @GcsLocked(value = "#p0")
+        @Override
+        public Object run(String name) {
+            return GcsLocks.currentLease().isPresent() ? "locked" : "unlocked";
+        }
+    }
+
+    public static class FinalJob implements Job {
+        @GcsLocked(value = "#p0")
+        @Override
+        public final Object run(String name) {
+            return GcsLocks.currentLease().isPresent() ? "locked" : "unlocked";
+        }
+    }
+
+    /** Slows a lock's hand-over (the acquisition's result on its way to the subscription) by the call's {@code handOver}. */
+    static final class HandOver<T> implements reactor.core.CoreSubscriber<T>, reactor.core.Fuseable.QueueSubscription<T> {
+        private final reactor.core.CoreSubscriber<? super T> actual;
+        private org.reactivestreams.Subscription upstream;
+
+        HandOver(reactor.core.CoreSubscriber<? super T> actual) {
+            this.actual = actual;
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+            upstream = s;
+            actual.onSubscribe(this);
+        }
+
+        @Override
+        public void onNext(T t) {
+            if (t != null && t.getClass().getName().endsWith("ReactiveLocking$Attempt")) {
+                Call call = actual.currentContext().getOrDefault(Call.class, null);
+                if (call != null && call.handOver > 0) {
+                    try {
+                        Thread.sleep(call.handOver);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+            actual.onNext(t);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            actual.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            actual.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            upstream.cancel();
+        }
+
+        // Fusion is refused: every value passes onNext (where it is slowed).
+        @Override
+        public int requestFusion(int requestedMode) {
+            return reactor.core.Fuseable.NONE;
+        }
+
+        @Override
+        public T poll() {
+            return null;
+        }
+
+        @Override
+        public int size() {
+            return 0;
+        }
+
+        @Override
+        public boolean isEmpty() {
+            return true;
+        }
+
+        @Override
+        public void clear() {
+        }
+    }
+
     /** The locked methods: each kind in each mode; the lock name is the first argument. */
     public static class Jobs {
 
@@ -1074,9 +1390,10 @@ class InvocationOwnershipPropertyTest {
         }
 
         private static Mono<String> monoBody(Call call) {
+            boolean advised = INNER_ADVICE.get() != null;
             call.nested();
             return call.chained(Flux.deferContextual(ctx -> {
-                Run run = call.enter(ctx.get(Lease.class), false);
+                Run run = call.enter(ctx.get(Lease.class), false, advised);
                 return run.sink.asFlux().next().doOnTerminate(run::leave).doOnCancel(run::leave);
             })).next();
         }
@@ -1102,9 +1419,10 @@ class InvocationOwnershipPropertyTest {
         }
 
         private static Flux<String> fluxBody(Call call) {
+            boolean advised = INNER_ADVICE.get() != null;
             call.nested();
             return call.chained(Flux.deferContextual(ctx -> {
-                Run run = call.enter(ctx.get(Lease.class), false);
+                Run run = call.enter(ctx.get(Lease.class), false, advised);
                 return run.sink.asFlux().doOnTerminate(run::leave).doOnCancel(run::leave);
             }));
         }
