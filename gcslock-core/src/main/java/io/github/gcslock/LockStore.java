@@ -1,5 +1,6 @@
 package io.github.gcslock;
 
+import com.google.api.gax.paging.Page;
 import com.google.api.gax.retrying.RetrySettings;
 import com.google.cloud.TransportOptions;
 import com.google.cloud.http.HttpTransportOptions;
@@ -173,10 +174,22 @@ final class LockStore {
         return current;
     }
 
-    /** Every lock object under the prefix. */
+    /**
+     * Every lock object under the prefix. Page by page, each page a request of this store's client, so that the
+     * outcome of every page is reported like any request (a page fetched by {@code iterateAll()} would go to
+     * the unwrapped client: a later page's failure or answer would reach no listener).
+     */
     List<Blob> list() {
         List<Blob> blobs = new ArrayList<>();
-        storage.list(bucket, Storage.BlobListOption.prefix(prefix)).iterateAll().forEach(blobs::add);
+        Page<Blob> page = storage.list(bucket, Storage.BlobListOption.prefix(prefix));
+        while (true) {
+            page.getValues().forEach(blobs::add);
+            String next = page.hasNextPage() ? page.getNextPageToken() : null;
+            if (next == null || next.isEmpty()) {
+                break;
+            }
+            page = storage.list(bucket, Storage.BlobListOption.prefix(prefix), Storage.BlobListOption.pageToken(next));
+        }
         blobs.forEach(this::observe);
         return blobs;
     }

@@ -185,6 +185,33 @@ class HealthBookkeepingTest {
     }
 
     @Test
+    void aListingsLaterPageThatFailsIsAnOutage() {
+        // 1001 objects: a page holds at most 1000 (on GCS and the emulator), so the listing takes two requests.
+        gcs.createBucket("pages");
+        com.google.cloud.storage.Storage storage = gcs.storage();
+        for (int i = 0; i <= 1000; i++) {
+            storage.create(com.google.cloud.storage.BlobInfo.newBuilder("pages", "gcslock/many-" + i).build());
+        }
+        GcsReachability reachability = new GcsReachability();
+        java.util.concurrent.atomic.AtomicBoolean firstPage = new java.util.concurrent.atomic.AtomicBoolean(false);
+        try (io.github.gcslock.GcsLockRegistry locks = io.github.gcslock.GcsLockRegistry.builder(gcs.storage(), "pages")
+                .ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20)).operationTimeout(Duration.ofMillis(300))
+                .listener(reachability).listener(new io.github.gcslock.LockEventListener() {
+                    @Override
+                    public void requestAnswered(String name) {
+                        if (name == null && firstPage.compareAndSet(true, false)) {
+                            gcs.faults().failNext(100_000, 503); // the first page was answered: every later request fails
+                        }
+                    }
+                }).build()) {
+            assertThat(locks.list()).hasSize(1001); // two pages, both answered
+            firstPage.set(true);
+            assertThatThrownBy(locks::list).isInstanceOf(io.github.gcslock.GcsLockException.class);
+            assertThat(reachability.outage()).as("health after a listing whose second page could not be fetched").isPresent();
+        }
+    }
+
+    @Test
     void theRequestsOfAnApplicationsOwnGcsLockRegistryReachTheHealthToo() {
         runner().withBean("ownLocks", io.github.gcslock.GcsLockRegistry.class,
                         () -> io.github.gcslock.GcsLockRegistry.builder(gcs.storage(), "health").ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofMillis(20))
