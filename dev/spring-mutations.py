@@ -51,6 +51,9 @@ muts = [
   "() -> spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name) ? selfWait(name, spec) : null,", "() -> null,"),
  ("26: an acquisition that fails as its subscriber leaves is dropped (ERROR log)", S+'ReactiveLocking.java',
   "                            return attempt.failed(e);", "                            throw e;"),
+ ("26: a failed acquisition is signalled on its way to usingWhen (dropped, ERROR, if the subscriber left meanwhile)", S+'ReactiveLocking.java',
+  "                    .doOnCancel(() -> attempt.cancelled(release, pending));",
+  "                    .doOnCancel(() -> attempt.cancelled(release, pending))\n                    .flatMap(a -> a.failure != null ? Mono.<Attempt<H>>error(a.failure) : Mono.just(a));"),
  ("26: holdAtLeast keeps a lost lease", S+'GcsLockedInterceptor.java',
   " || lease.lostReason().isPresent()) {", ") {"),
 ]

@@ -70,10 +70,14 @@ final class ReactiveLocking {
     static <H> Object lockFor(Class<?> type, String name, String method, Supplier<RuntimeException> selfWait,
                               Function<LockOwner, H> acquire, Function<H, Lease> leaseOf, Function<H, Object> invoke,
                               Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
-        Function<Attempt<H>, Mono<Void>> giveBack = a -> Mono.<Void>fromRunnable(() -> release.accept(a.resource))
-                .subscribeOn(Schedulers.boundedElastic());
+        // (An attempt that failed holds nothing: nothing to give back.)
+        Function<Attempt<H>, Mono<Void>> giveBack = a -> a.resource == null ? Mono.<Void>empty()
+                : Mono.<Void>fromRunnable(() -> release.accept(a.resource)).subscribeOn(Schedulers.boundedElastic());
         // A cancel returns at once and its release runs on another thread: later calls of the name wait for it.
         Function<Attempt<H>, Mono<Void>> giveBackOnCancel = a -> {
+            if (a.resource == null) {
+                return Mono.<Void>empty();
+            }
             CompletableFuture<Void> released = pending.get();
             return giveBack.apply(a).doFinally(s -> released.complete(null));
         };
@@ -89,7 +93,8 @@ final class ReactiveLocking {
             Attempt<H> attempt = new Attempt<>(enclosing != null ? enclosing : LockOwner.newInvocation(method));
             // The acquisition never throws out of the callable: an error raised just as the subscriber leaves would
             // be dropped by subscribeOn, which Reactor logs at ERROR. It travels as the attempt's failure instead,
-            // and is signalled only to a subscriber still there.
+            // and is signalled only to a subscriber still there: decided under the attempt's monitor when usingWhen
+            // takes the attempt over (an error signalled on the way there, after the subscriber left, was dropped).
             return Mono.fromCallable(() -> {
                         if (!attempt.start()) {
                             return null; // cancelled before the acquisition began: nothing to take or give back
@@ -103,18 +108,19 @@ final class ReactiveLocking {
                         }
                     })
                     .subscribeOn(Schedulers.boundedElastic())
-                    .doOnCancel(() -> attempt.cancelled(release, pending))
-                    .flatMap(a -> a.failure != null ? Mono.<Attempt<H>>error(a.failure) : Mono.just(a));
+                    .doOnCancel(() -> attempt.cancelled(release, pending));
         });
         if (type == Flux.class) {
             return Flux.usingWhen(held,
-                    a -> a.adopt() ? Flux.defer(() -> Flux.from(publisher(() -> invoke.apply(a.resource))))
-                            .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))) : Flux.empty(),
+                    a -> !a.adopt() ? Flux.empty() : a.failure != null ? Flux.error(a.failure)
+                            : Flux.defer(() -> Flux.from(publisher(() -> invoke.apply(a.resource))))
+                            .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
                     giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel);
         }
         return Mono.usingWhen(held,
-                a -> a.adopt() ? Mono.defer(() -> Mono.from(publisher(() -> invoke.apply(a.resource))))
-                        .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))) : Mono.empty(),
+                a -> !a.adopt() ? Mono.empty() : a.failure != null ? Mono.error(a.failure)
+                        : Mono.defer(() -> Mono.from(publisher(() -> invoke.apply(a.resource))))
+                        .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
                 giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel);
     }
 
@@ -203,7 +209,10 @@ final class ReactiveLocking {
             }
         }
 
-        /** usingWhen takes the resource over (and releases it when done); false if the cancel already gave it back. */
+        /**
+         * usingWhen takes the attempt over (releases its resource when done, or signals its failure); false if the
+         * subscriber already left (the cancel gave the resource back; a failure is then told to nobody).
+         */
         synchronized boolean adopt() {
             if (cancelled) {
                 return false;
