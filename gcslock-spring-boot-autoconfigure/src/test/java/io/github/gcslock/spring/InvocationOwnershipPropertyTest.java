@@ -58,7 +58,9 @@ import java.util.function.Supplier;
  * application's executor), {@code Mono} and {@code Flux};</li>
  * <li>subscriptions through the Reactor operators that cancel or re-subscribe ({@code take}, {@code next},
  * {@code limitRequest}, {@code limitRate}, {@code timeout}, {@code timeout} + {@code retry}, {@code retry},
- * {@code repeat}, {@code zip}, {@code firstWithValue}, {@code block});</li>
+ * {@code repeat}, {@code zip}, {@code firstWithValue}, {@code block}, {@code take(Duration)}, and the same
+ * returned publisher subscribed twice at once ({@code merge}), and a caller that cancels just as the lock is
+ * taken (from another thread, racing the acquisition's hand-over);</li>
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
  * <li>nested calls of the same name from a body's synchronous part, across owner kinds;</li>
@@ -147,7 +149,7 @@ class InvocationOwnershipPropertyTest {
     enum Mode { SKIP, FAIL, WAIT, HOLD }
 
     /** How a publisher is subscribed to. */
-    enum Op { PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME }
+    enum Op { PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME, MERGE_TWICE, CANCEL_AT_ACQUISITION }
 
     /** The kind of a nested call of the same name from a body's synchronous part. */
     enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN }
@@ -248,6 +250,8 @@ class InvocationOwnershipPropertyTest {
         final Jobs jobs;
         final ClientFaults faults;
         final GcsLockedWaits waits = new GcsLockedWaits();
+        /** The publisher calls (by lock name) whose caller cancels just as their lock is acquired. */
+        final Map<String, Call> cancelAtAcquisition = new ConcurrentHashMap<>();
         final GcsLockedInterceptor interceptor;
         volatile boolean closed;
 
@@ -272,8 +276,29 @@ class InvocationOwnershipPropertyTest {
                     }).build();
             DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
             beans.registerSingleton("registry", registry);
+            beans.registerSingleton("cancelAtAcquisition", (GcsLockedAcquireListener) (lockName, mode, outcome, took) -> {
+                Call call = "acquired".equals(outcome) ? cancelAtAcquisition.remove(lockName) : null;
+                if (call != null) {
+                    // The caller cancels on another thread just as the lock is taken: the cancel races the
+                    // acquisition's last steps (its hand-over to the subscription), where a taken lock must not be lost.
+                    CountDownLatch cancelling = new CountDownLatch(1);
+                    APP.execute(() -> {
+                        cancelling.countDown();
+                        call.cancel();
+                    });
+                    try {
+                        cancelling.await(1, TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                    for (long spin = System.nanoTime() + call.millis * 500L; System.nanoTime() < spin; ) {
+                        Thread.onSpinWait();
+                    }
+                }
+            });
             GcsLockedInterceptor interceptor = new GcsLockedInterceptor(beans.getBeanProvider(LockRegistry.class),
-                    new StandardEnvironment(), beans, event -> { }, Duration.ZERO);
+                    new StandardEnvironment(), beans, event -> { }, () -> Duration.ZERO,
+                    beans.getBeanProvider(GcsLockedAcquireListener.class));
             beans.registerSingleton("reachability", reachability);
             interceptor.setReachability(beans.getBeanProvider(GcsReachability.class));
             beans.registerSingleton("waits", waits);
@@ -604,7 +629,12 @@ class InvocationOwnershipPropertyTest {
             if (again) {
                 // The caller's next call, as soon as it sees its call end (a scheduler's next tick): no step between.
                 Call c = run.call;
-                settle(c::finished, () -> c + " to end for its caller" + steps());
+                int runsBefore = c.runs.size();
+                settle(() -> c.finished() || c.runs.size() > runsBefore, () -> c + " to end for its caller" + steps());
+                if (!c.finished()) {
+                    log.add("  (it subscribed again: retry, repeat or its second subscription; no call again)");
+                    return;
+                }
                 if (!(c.view != null && c.view.isCancelled())) {
                     settle(() -> run.ended, () -> run + " to end" + steps()); // a cancelled future's work goes on
                 }
@@ -840,10 +870,16 @@ class InvocationOwnershipPropertyTest {
                         f.whenComplete((v, e) -> terminated = true);
                     }
                     case MONO -> {
+                        if (op == Op.CANCEL_AT_ACQUISITION) {
+                            at.cancelAtAcquisition.put(name, this);
+                        }
                         Mono<String> mono = mono(jobs, mode, name, this);
                         subscribe(mono.flux(), mono);
                     }
                     case FLUX -> {
+                        if (op == Op.CANCEL_AT_ACQUISITION) {
+                            at.cancelAtAcquisition.put(name, this);
+                        }
                         Flux<String> flux = flux(jobs, mode, name, this);
                         subscribe(flux, flux.next());
                     }
@@ -878,6 +914,9 @@ class InvocationOwnershipPropertyTest {
                 case ZIP -> Mono.zip(first, Mono.delay(t).then(Mono.<String>empty())).map(x -> x.getT1()).flux();
                 case FIRST -> Mono.firstWithValue(first, Mono.delay(t).map(x -> "delay")).flux();
                 case TAKE_TIME -> flux.take(t);
+                // The same returned publisher subscribed twice at once: two invocations, one of them finds the lock held.
+                case CANCEL_AT_ACQUISITION -> flux; // see Instance's acquire listener
+                case MERGE_TWICE -> Flux.mergeDelayError(2, flux, flux); // (errors delayed: a second error is no drop)
             };
             Flux<String> observed = f.contextWrite(Context.of(Call.class, this))
                     .doOnNext(v -> skipped = false);
@@ -946,7 +985,7 @@ class InvocationOwnershipPropertyTest {
             if (failure != null) {
                 return !(failure instanceof java.util.concurrent.TimeoutException);
             }
-            return !cancelled && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
+            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
         }
 
         /** Ran, or decided not to (skipped, failed, terminated empty). */
