@@ -300,7 +300,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         return keeper.refreshRate();
     }
 
-    /** Releases every held lease (deleting their lock objects) and stops refreshing. Idempotent. */
+    /**
+     * Releases every held lease (deleting their lock objects) and stops refreshing; wakes every waiting acquire (it
+     * fails). Returns when every release in flight has ended — also the ones running on application threads and
+     * hold-at-least releases — waiting for them at most four operation timeouts and two write windows. Idempotent: a
+     * second call returns when the first has.
+     */
     @Override
     public void close() {
         issuer.close(acquirer::wakeWaiters); // wakes every waiter; each fails with "closed"
