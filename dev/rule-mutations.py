@@ -3,11 +3,19 @@
 # must say KILLED. Run from the repository root: python3 dev/rule-mutations.py [label...]
 # (builds gcslock-core with the modules it needs from this tree: no './mvnw install' required).
 #
-# --explorer [--tries N] [label...]: the catalogue run of issue 29 part 3. Applies each mutation (every one of this
-# list: the rules, and the fixes of the review rounds re-introduced) and runs ONLY the explorer
-# (EngineExplorerPropertyTest, N tries, default 15, no shrinking, a fresh random seed each), never the pinning test;
-# prints FOUND (with the try that found it, the explorer's run time and jqwik's seed) or NOT FOUND per mutation,
-# then the kill rate. A long budget: --tries 200.
+# --explorer [--tries N] [--runs M] [--timeout S] [label...]: the catalogue run of issue 29 part 3. Applies each
+# mutation (every one of this list: the rules, and the fixes of the review rounds re-introduced) and runs ONLY the
+# explorers, never a pinning test: EngineInterleavingExplorerTest (every scenario, M random-seeded schedules each,
+# default 20; its methods that pin one mutation are left out), then, if that found nothing,
+# EngineExplorerPropertyTest (N jqwik tries, default 4, no shrinking, a fresh random seed). A mutation is FOUND if
+# either fails; the line names which, the scenario or try, the time to find (seconds since that explorer started)
+# and the violation. An interleaving find is replayed once on the unmutated engine (same seed): if it fails there
+# too, the line says FALSE FIND and it does not count. Cheap per mutation: one Maven invocation at the start
+# (test-compile with -am, since gcslock-test is never installed, and the test classpath); then per mutation only
+# javac of the mutated file(s) into an overlay directory (the tree is restored at once) and one JVM that runs the
+# explorers through the JUnit Platform launcher (dev/ExplorerCatalogue.java), stopping at the first find.
+# --control K: K runs on the unmutated engine first (and no mutation unless labels are given).
+# Batches: run a few labels per /work/bin/slot call; --prepared skips the Maven step (the classes are current).
 import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 E='gcslock-core/src/main/java/io/github/gcslock/'
@@ -153,40 +161,105 @@ muts = [
  ("write window: a per-lease TTL too short for window + 1.5 call bounds is refused", E+'LeaseTiming.java', "return needed < timing.deadlineSpanNanos();", "return window.toNanos() < timing.deadlineSpanNanos();", "WriteWindowReviewTest#aPerAcquisitionTtlTheEngineAcceptsSurvivesItsFirstRefreshesWithoutFaults"),
  ("write window: a TTL too short for it is refused at build", E+'LockSettings.java', "if (!writeWindowFits(ttl)) {", "if (false) {", "ValidationTest#aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks"),
 ]
-import re, time
+import re, time, shutil, glob
 args = sys.argv[1:]
 explorer = '--explorer' in args
-tries = 15
-if '--tries' in args:
-    tries = int(args[args.index('--tries') + 1])
-    del args[args.index('--tries'):args.index('--tries') + 2]
-only = [a for a in args if a != '--explorer']
-REPORTS = 'gcslock-core/target/surefire-reports/'
+def opt(name, default):
+    if name in args:
+        v = args[args.index(name) + 1]
+        del args[args.index(name):args.index(name) + 2]
+        return type(default)(v)
+    return default
+tries = opt('--tries', 4)
+runs = opt('--runs', 20)
+timeout = opt('--timeout', 900)
+prepared = '--prepared' in args
+control = opt('--control', 0)
+only = [a for a in args if a not in ('--explorer', '--prepared')]
+CORE = 'gcslock-core/'
+WORK = os.path.abspath(CORE + 'target/explorer-catalogue') + '/'
+EXPLORERS = ['io.github.gcslock.EngineInterleavingExplorerTest', 'io.github.gcslock.EngineExplorerPropertyTest']
+# every targeted test: the pinning tests of the catalogue that live in an explorer class are left out of its run
+PINNING = sorted({t for m in muts for t in [m[4]] if '#' in t and any(t.startswith(e.split('.')[-1] + '#') for e in EXPLORERS)})
 
-def run_explorer(label):
-    start = time.time()
-    r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest=EngineExplorerPropertyTest',
-                        '-Dsurefire.failIfNoSpecifiedTests=false','-Djqwik.tries.default=%d' % tries,
-                        '-Djqwik.shrinking.default=OFF','-Djqwik.failures.after.default=RANDOM_SEED'],
-                       capture_output=True, text=True, timeout=1800)
-    wall = time.time() - start
-    out = ''
+def prepare():
+    if not prepared:
+        r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test-compile',
+                            'org.apache.maven.plugins:maven-dependency-plugin:3.8.1:build-classpath',
+                            '-Dmdep.outputFile=target/test-classpath.txt','-Dmdep.includeScope=test'],
+                           capture_output=True, text=True, timeout=1800)
+        if r.returncode != 0:
+            sys.exit('the build failed:\n' + r.stdout[-3000:] + r.stderr[-3000:])
+    deps = open(CORE + 'target/test-classpath.txt').read().strip()
+    launcher = [j for j in glob.glob(os.path.expanduser('~/.m2/repository/org/junit/platform/junit-platform-launcher/*/*.jar'))]
+    engine = [d for d in deps.split(':') if 'junit-platform-engine' in d][0]
+    version = engine.split('/')[-2]
+    launcher = [j for j in launcher if '/' + version + '/' in j and j.endswith(version + '.jar')][0]
+    os.makedirs(WORK + 'launcher', exist_ok=True)
+    subprocess.run(['javac','-nowarn','-d',WORK + 'launcher','-cp',deps + ':' + launcher,'dev/ExplorerCatalogue.java'], check=True)
+    return deps + ':' + launcher + ':' + WORK + 'launcher'
+
+def explorer_jvm(cp, selection, extra=()):
+    cmd = ['java','-Xss1m','-cp',cp] + list(extra) + [
+        '-Djqwik.tries.default=%d' % tries, '-Djqwik.shrinking.default=OFF', '-Djqwik.failures.after.default=RANDOM_SEED',
+        '-Djqwik.database=' + WORK + 'jqwik-database', '-Dgcslock.explorer.randomSeeds=true', '-Dgcslock.explorer.runs=%d' % runs,
+        'ExplorerCatalogue'] + selection + ['--exclude'] + PINNING
     try:
-        out = open(REPORTS + 'io.github.gcslock.EngineExplorerPropertyTest-output.txt').read()
-        xml = open(REPORTS + 'TEST-io.github.gcslock.EngineExplorerPropertyTest.xml').read()
-    except OSError:
-        xml = ''
-    t = re.search(r'<testcase name="theEngines[^"]*" classname="[^"]*" time="([0-9.,]+)"', xml)
-    secs = t.group(1) if t else '?'
-    if r.returncode == 0:
-        return "NOT FOUND %s (%d tries, explorer %s s, build+run %.0f s)" % (label, tries, secs, wall), False
-    k = re.search(r'tries = (\d+)', out)
-    seed = re.search(r'seed = (-?\d+)', out)
-    what = re.search(r'Expecting empty but was: \[(.{0,220})', out) or re.search(r'(\w+(Exception|Error)[^\n]{0,200})', out)
-    return "FOUND %s at try %s of %d (explorer %s s, build+run %.0f s, seed %s): %s" % (label, k.group(1) if k else '?', tries,
-            secs, wall, seed.group(1) if seed else '?', (what.group(1) if what else r.stdout[-300:]).replace('\n', ' ')), True
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=CORE)
+        out = r.stdout
+    except subprocess.TimeoutExpired as e:
+        out = (e.stdout or b'').decode() if isinstance(e.stdout, bytes) else (e.stdout or '')
+        return None, out
+    m = re.search(r'^RESULT (.*)$', out, re.M)
+    return (m.group(1) if m else None), out
+
+def run_explorers(label, files, cp):
+    mutant = WORK + 'mutant'
+    shutil.rmtree(mutant, ignore_errors=True)
+    os.makedirs(mutant)
+    r = subprocess.run(['javac','-nowarn','-proc:none','--release','17','-implicit:none','-d',mutant,
+                        '-cp',CORE + 'target/classes:' + cp] + sorted(set(files)), capture_output=True, text=True)
+    if r.returncode != 0:
+        return "DOES NOT COMPILE %s: %s" % (label, r.stderr[-400:].replace('\n', ' ')), False, None
+    return mutant, True, None
+
+def explore(label, mutant, cp):
+    classes = os.path.abspath(CORE + 'target/test-classes') + ':' + os.path.abspath(CORE + 'target/classes') + ':' + cp
+    started = time.time()
+    res, out = explorer_jvm(mutant + ':' + classes, EXPLORERS)
+    wall = time.time() - started
+    open(WORK + 'last-run.log', 'w').write(out)
+    if res is None:
+        return "NO RESULT %s (JVM ended without one or ran past %d s; see %slast-run.log)" % (label, timeout, WORK), False
+    if res.startswith('NOT FOUND'):
+        return "NOT FOUND %s (interleavings %d runs per scenario, API %d tries; %.0f s)" % (label, runs, tries, wall), False
+    f = res.split(' ', 6)  # FOUND class method secsInClass secsTotal why
+    cls, method, secs, why = f[1], f[2], f[3], f[6] if len(f) > 6 else ''
+    where = method
+    if cls == 'EngineInterleavingExplorerTest':
+        seed = re.search(r'seed (-?\d+)', why)
+        if seed:
+            where = '%s seed %s' % (method, seed.group(1))
+            rep, _ = explorer_jvm(classes, ['io.github.gcslock.EngineInterleavingExplorerTest#' + method],
+                                  ['-Dgcslock.explorer.seed=' + seed.group(1)])
+            if rep is not None and rep.startswith('FOUND'):
+                return "FALSE FIND %s by %s %s (fails unmutated too): %s" % (label, cls, where, why[:300]), False
+    else:
+        t = re.search(r'^tries = (\d+)', out, re.M) or re.search(r'world (\d+)', why)
+        where = 'try %s of %d' % (t.group(1) if t else '?', tries)
+    return "FOUND %s by %s %s after %s s (JVM %.0f s): %s" % (label, cls, where, secs, wall, why[:400]), True
 
 found = total = 0
+cp = prepare() if explorer else None
+if explorer and control:
+    # --control K: the explorers K times on the unmutated engine first (each find there is a false alarm of the budget)
+    os.makedirs(WORK + 'mutant', exist_ok=True)
+    shutil.rmtree(WORK + 'mutant'); os.makedirs(WORK + 'mutant')
+    for i in range(control):
+        line, hit = explore('(control %d: no mutation)' % (i + 1), WORK + 'mutant', cp)
+        print(time.strftime('%H:%M:%S ') + line, flush=True)
+    if not only:
+        muts = []
 for label, f, old, new, test in muts:
     if only and not any(o in label for o in only): continue
     olds, news = (old, new) if isinstance(old, list) else ([old], [new])
@@ -199,17 +272,25 @@ for label, f, old, new, test in muts:
         mutated[p] = mutated[p].replace(o, n, 1)
     for p in mutated:
         open(p,'w').write(mutated[p])
+    if explorer:
+        try:
+            mutant, ok, _ = run_explorers(label, set(files), cp)
+        finally:
+            for p in srcs:
+                open(p,'w').write(srcs[p])
+        if ok:
+            line, hit = explore(label, mutant, cp)
+        else:
+            line, hit = mutant, False
+        total += 1
+        found += hit
+        print(time.strftime('%H:%M:%S ') + line, flush=True)
+        continue
     try:
-        if explorer:
-            line, hit = run_explorer(label)
-            total += 1
-            found += hit
-            print(line, flush=True)
-            continue
         r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
         print(("KILLED " if r.returncode != 0 else "SURVIVED ") + label + " -> " + test, flush=True)
     finally:
         for p in srcs:
             open(p,'w').write(srcs[p])
 if explorer and total:
-    print("EXPLORER CATALOGUE: found %d of %d (%.0f %%), %d tries each" % (found, total, 100.0 * found / total, tries), flush=True)
+    print("EXPLORER CATALOGUE: found %d of %d (%.0f %%); interleavings %d runs per scenario, API explorer %d tries" % (found, total, 100.0 * found / total, runs, tries), flush=True)
