@@ -175,6 +175,7 @@ runs = opt('--runs', 20)
 timeout = opt('--timeout', 900)
 prepared = '--prepared' in args
 control = opt('--control', 0)
+batch = opt('--batch', '')  # --batch a:b: the mutations a..b-1 of the list (0-based), for one slot call each
 only = [a for a in args if a not in ('--explorer', '--prepared')]
 CORE = 'gcslock-core/'
 WORK = os.path.abspath(CORE + 'target/explorer-catalogue') + '/'
@@ -260,6 +261,9 @@ if explorer and control:
         print(time.strftime('%H:%M:%S ') + line, flush=True)
     if not only:
         muts = []
+if batch:
+    a, b = (int(x) if x else None for x in batch.split(':'))
+    muts = muts[a:b]
 for label, f, old, new, test in muts:
     if only and not any(o in label for o in only): continue
     olds, news = (old, new) if isinstance(old, list) else ([old], [new])
