@@ -50,6 +50,7 @@ public final class ExplorerCatalogue {
                     }
                     String method = id.getSource().filter(s -> s instanceof MethodSource)
                             .map(s -> ((MethodSource) s).getMethodName()).orElse(id.getDisplayName());
+                    result.getThrowable().ifPresent(t -> System.out.println("FULL FAILURE:\n" + t.getMessage()));
                     String why = result.getThrowable().map(t -> t.getClass().getSimpleName() + ": " + t.getMessage())
                             .orElse(String.valueOf(result.getStatus()));
                     why = Arrays.stream(why.split("\n")).map(String::strip).filter(l -> !l.isEmpty()).limit(12)

@@ -14,6 +14,7 @@
 # (test-compile with -am, since gcslock-test is never installed, and the test classpath); then per mutation only
 # javac of the mutated file(s) into an overlay directory (the tree is restored at once) and one JVM that runs the
 # explorers through the JUnit Platform launcher (dev/ExplorerCatalogue.java), stopping at the first find.
+# --which interleavings|api: only one of the explorers.
 # --control K: K runs on the unmutated engine first (and no mutation unless labels are given).
 # Batches: run a few labels per /work/bin/slot call; --prepared skips the Maven step (the classes are current).
 import subprocess, sys, os
@@ -175,7 +176,8 @@ runs = opt('--runs', 20)
 timeout = opt('--timeout', 900)
 prepared = '--prepared' in args
 control = opt('--control', 0)
-batch = opt('--batch', '')  # --batch a:b: the mutations a..b-1 of the list (0-based), for one slot call each
+batch = opt('--batch', '')
+which = opt('--which', 'interleavings,api')  # --which interleavings | api | interleavings,api: the explorers run  # --batch a:b: the mutations a..b-1 of the list (0-based), for one slot call each
 only = [a for a in args if a not in ('--explorer', '--prepared')]
 CORE = 'gcslock-core/'
 WORK = os.path.abspath(CORE + 'target/explorer-catalogue') + '/'
@@ -227,13 +229,14 @@ def run_explorers(label, files, cp):
 def explore(label, mutant, cp):
     classes = os.path.abspath(CORE + 'target/test-classes') + ':' + os.path.abspath(CORE + 'target/classes') + ':' + cp
     started = time.time()
-    res, out = explorer_jvm(mutant + ':' + classes, EXPLORERS)
+    chosen = [e for e in EXPLORERS if ('interleavings' in which and 'Interleaving' in e) or ('api' in which and 'Property' in e)]
+    res, out = explorer_jvm(mutant + ':' + classes, chosen)
     wall = time.time() - started
     open(WORK + 'last-run.log', 'w').write(out)
     if res is None:
         return "NO RESULT %s (JVM ended without one or ran past %d s; see %slast-run.log)" % (label, timeout, WORK), False
     if res.startswith('NOT FOUND'):
-        return "NOT FOUND %s (interleavings %d runs per scenario, API %d tries; %.0f s)" % (label, runs, tries, wall), False
+        return "NOT FOUND %s (%s: interleavings %d runs per scenario, API %d tries; %.0f s)" % (label, which, runs, tries, wall), False
     f = res.split(' ', 6)  # FOUND class method secsInClass secsTotal why
     cls, method, secs, why = f[1], f[2], f[3], f[6] if len(f) > 6 else ''
     where = method

@@ -41,6 +41,8 @@ class EngineInterleavingExplorerTest {
     static final Long SEED = Long.getLong("gcslock.explorer.seed");
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
     static final Duration TTL = Duration.ofSeconds(10);
+    /** The registries' write window (the default, rule 21). */
+    static final Duration WRITE_WINDOW = Duration.ofSeconds(1);
     /**
      * How long close(), and a release() racing close()'s release of its lease, wait for a release another thread runs
      * (the registry's bound: four operation timeouts of TTL/3 and two 1 s write windows). The explorer may leave a due
@@ -190,6 +192,153 @@ class EngineInterleavingExplorerTest {
         run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(70)));
     }
 
+    /**
+     * The wide alphabet: three processes (two of them with wall clocks two minutes off), each with two callers running
+     * a random program drawn at set-up from the public API — one-shot and waiting acquires with the registry's TTL, a
+     * short and a long TTL of their own, for the thread or an invocation; while holding: nothing, a nested acquire by
+     * the same owner, a one-shot or a waiting acquire by another local owner, renew (to no, a short or a long TTL);
+     * holds from a moment to longer than the TTL; release or releaseAfter (shorter and longer than the TTL); an
+     * administrator's forceRelease; inspect/list; pauses — and a close() of each process at a random time.
+     */
+    @Test
+    void randomPrograms() {
+        explore("random programs", false, EngineInterleavingExplorerTest::programs);
+    }
+
+    @Test
+    void randomProgramsUnderFaults() {
+        explore("random programs (faults)", true, EngineInterleavingExplorerTest::programs);
+    }
+
+    private static void programs(Run run) {
+        java.util.Random r = run.setup;
+        GcsLockRegistry[] ps = {run.registry("p1"), run.registry("p2", Duration.ofMinutes(2)), run.registry("p3", Duration.ofMinutes(-2))};
+        Duration[] ttls = {null, null, null, Duration.ofSeconds(4), Duration.ofSeconds(30)};
+        Duration[] waits = {Duration.ZERO, Duration.ZERO, Duration.ofSeconds(1), Duration.ofSeconds(6), Duration.ofSeconds(15)};
+        Duration[] holdFor = {Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofSeconds(12)};
+        Duration[] delays = {Duration.ofMillis(500), Duration.ofSeconds(12)};
+        for (int p = 0; p < ps.length; p++) {
+            GcsLockRegistry reg = ps[p];
+            for (int a = 0; a < 2; a++) {
+                List<VirtualWorld.ThrowingRunnable> steps = new ArrayList<>();
+                List<String> described = new ArrayList<>();
+                int n = 1 + r.nextInt(3);
+                for (int i = 0; i < n; i++) {
+                    String name = r.nextInt(4) == 0 ? "y" : "x";
+                    int op = r.nextInt(10);
+                    if (op == 0) {
+                        described.add("forceRelease " + name);
+                        steps.add(() -> run.forceRelease(reg, name));
+                    } else if (op == 1) {
+                        described.add("inspect " + name);
+                        steps.add(() -> run.inspect(reg, name));
+                    } else if (op == 2) {
+                        Duration d = run.upTo(12);
+                        described.add("pause " + d);
+                        steps.add(() -> run.world.sleepVirtual(d));
+                    } else {
+                        Duration wait = waits[r.nextInt(waits.length)];
+                        Duration ttl = ttls[r.nextInt(ttls.length)];
+                        boolean invocation = r.nextInt(3) == 0;
+                        int during = r.nextInt(6); // 0-1 nothing, 2 nested, 3 other owner once, 4 other owner waiting, 5 renew
+                        Duration renewTo = ttls[r.nextInt(ttls.length)];
+                        Duration hold = holdFor[r.nextInt(holdFor.length)];
+                        Duration delay = r.nextInt(3) == 0 ? delays[r.nextInt(delays.length)] : null;
+                        described.add("acquire " + name + " wait " + wait + " ttl " + ttl + (invocation ? " invocation" : " thread")
+                                + " during " + during + (during == 5 ? " renew " + renewTo : "") + " hold " + hold
+                                + (delay != null ? " releaseAfter " + delay : " release"));
+                        steps.add(() -> {
+                            LockOwner owner = invocation ? LockOwner.newInvocation("program") : null;
+                            Lease l = wait.isZero() ? run.tryAcquire(reg, name, ttl, owner) : run.acquire(reg, name, wait, ttl, owner);
+                            if (l == null) {
+                                return;
+                            }
+                            try {
+                                switch (during) {
+                                    case 2 -> run.nested(reg, l, owner, ttl, hold.dividedBy(2));
+                                    case 3 -> run.otherOwner(reg, l, invocation ? null : LockOwner.newInvocation("other"), false);
+                                    case 4 -> run.otherOwner(reg, l, invocation ? null : LockOwner.newInvocation("other"), true);
+                                    case 5 -> run.renew(reg, l, renewTo);
+                                    default -> { }
+                                }
+                                run.world.sleepVirtual(hold);
+                            } finally {
+                                if (delay != null) {
+                                    run.releaseAfter(reg, l, delay);
+                                } else {
+                                    run.release(l);
+                                }
+                            }
+                        });
+                    }
+                }
+                run.actor(run.names.get(reg) + "-caller-" + a, () -> {
+                    for (VirtualWorld.ThrowingRunnable step : steps) {
+                        step.run();
+                    }
+                });
+                run.world.note(run.names.get(reg) + "-caller-" + a + " program: " + described);
+            }
+            Duration closeAt = p == 0 ? run.upTo(40) : Duration.ofSeconds(45).plus(run.upTo(20));
+            run.actor(run.names.get(reg) + "-close", () -> run.closeAfter(reg, closeAt));
+        }
+    }
+
+    /**
+     * A partition longer than the TTL: p1 is cut off from GCS (each request lost on its way, or applied with its reply
+     * lost) while it holds x and while it acquires y, p2 waits for both; the holder must be told lost before p2 gets x,
+     * a create of p1 that committed unseen must be adopted only as rule 3 allows, and p2 takes over only stale objects.
+     */
+    @Test
+    void aPartitionLongerThanTheTtl() {
+        explore("a partition longer than the TTL (faults)", true, run -> {
+            GcsLockRegistry r1 = run.registry("p1");
+            GcsLockRegistry r2 = run.registry("p2");
+            Duration cut = run.upTo(8);
+            run.world.partition("p1", cut, Duration.ofSeconds(11 + run.setup.nextInt(10)));
+            Duration late = cut.plus(run.upTo(3));
+            Duration holdX = run.upTo(40);
+            Duration holdY = run.upTo(10);
+            Duration lookY = run.upTo(10);
+            run.actor("p1-holder", () -> run.hold(run.acquire(r1, "x", Duration.ofSeconds(2)), holdX));
+            run.actor("p1-late", () -> {
+                run.world.sleepVirtual(late);
+                run.hold(run.acquire(r1, "y", Duration.ofSeconds(30)), holdY);
+            });
+            run.actor("p2-x", () -> run.hold(run.acquire(r2, "x", Duration.ofSeconds(60)), Duration.ofSeconds(2)));
+            run.actor("p2-y", () -> {
+                run.world.sleepVirtual(lookY);
+                run.hold(run.acquire(r2, "y", Duration.ofSeconds(60)), Duration.ofSeconds(2));
+            });
+            run.actor("p1-close", () -> run.closeAfter(r1, Duration.ofSeconds(75)));
+            run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(75)));
+        });
+    }
+
+    /**
+     * Drift (rule 6): p2's monotonic clock runs 20 % fast (margins of half the TTL cover it) while p1 holds x for many
+     * TTLs and refreshes normally; p2 waits for x the whole time, and once looks at z, held by p1 with a TTL twelve
+     * times as long. p2 must never take x over while p1 is healthy (only a stale object, rules 5 and 6).
+     */
+    @Test
+    void aContenderWhoseClockRunsFast() {
+        explore("a contender whose clock runs 20 % fast", false, run -> {
+            GcsLockRegistry r1 = run.registry("p1", Duration.ZERO, 1.0, TTL.dividedBy(2));
+            GcsLockRegistry r2 = run.registry("p2", Duration.ofMinutes(1), 1.2, TTL.dividedBy(2));
+            Duration holdX = Duration.ofSeconds(40).plus(run.upTo(30));
+            Duration lookZ = run.upTo(20);
+            run.actor("p1-holder", () -> run.hold(run.acquire(r1, "x", Duration.ofSeconds(1)), holdX));
+            run.actor("p1-z", () -> run.hold(run.tryAcquire(r1, "z", Duration.ofMinutes(2), null), Duration.ofSeconds(80)));
+            run.actor("p2-wait", () -> run.hold(run.acquire(r2, "x", Duration.ofSeconds(85)), Duration.ofSeconds(1)));
+            run.actor("p2-z", () -> {
+                run.world.sleepVirtual(lookZ);
+                run.hold(run.tryAcquire(r2, "z", null, null), Duration.ofSeconds(1));
+            });
+            run.actor("p1-close", () -> run.closeAfter(r1, Duration.ofSeconds(90)));
+            run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(90)));
+        });
+    }
+
     // ------------------------------------------------------------------ the harness
 
     private static void explore(String scenario, boolean faults, Consumer<Run> setup) {
@@ -224,11 +373,22 @@ class EngineInterleavingExplorerTest {
         final List<Held> held = Collections.synchronizedList(new ArrayList<>());
         final Set<GcsLockRegistry> closed = ConcurrentHashMap.newKeySet();
         final List<String> violations = Collections.synchronizedList(new ArrayList<>());
+        final Map<String, GcsLockRegistry> byClient = new ConcurrentHashMap<>();
+        final Map<GcsLockRegistry, Events> events = new ConcurrentHashMap<>();
+        /** Processes with a drifting clock or a safety margin of their own: rule 21 is not checked on them. */
+        final Set<String> ownTiming = ConcurrentHashMap.newKeySet();
+        /** Each process's clock rate against GCS's. */
+        final Map<String, Double> rates = new ConcurrentHashMap<>();
+        /** The last committed write of each process to each object: "client|name" -> {virtual nanos, kind}. */
+        final Map<String, long[]> lastWrite = new ConcurrentHashMap<>();
+        /** Threads running an administrator's forceRelease (its delete is no takeover). */
+        final Set<Thread> administrators = ConcurrentHashMap.newKeySet();
 
         Run(long seed, boolean faults) {
             this.world = new VirtualWorld(seed, faults, TTL.dividedBy(3));
             this.bucket = new InMemoryStorage("locks", world::instant);
             this.bucket.gate = world;
+            this.bucket.observer = this::written;
             this.faults = faults;
             this.setup = new Random(seed ^ 0x5DEECE66DL);
         }
@@ -241,6 +401,18 @@ class EngineInterleavingExplorerTest {
             /** The application's release() of it is running (asked, not returned). */
             volatile boolean releaseRunning;
             volatile boolean lostStarted;
+            /** Its object was deleted by an administrator's forceRelease: it is no longer protected (Javadoc of forceRelease). */
+            volatile boolean forced;
+            /** The TTL its object must carry (its acquisition's, or the last renewal's; null: unknown, a renewal failed or runs). */
+            volatile Duration renewedTo;
+            /** Whether its TTL was ever other than the registry's (a per-lease or renewed TTL). */
+            volatile boolean ownTtl;
+            /** Virtual nanos until which a releaseAfter keeps it (rule 13); 0: none. */
+            volatile long heldAtLeastUntil;
+            /** A nested (reentrant) hold: the outer hold keeps the lease. */
+            volatile boolean nested;
+            /** Its release() (or its registry's close()) has returned, or a releaseAfter's delay has ended. */
+            volatile boolean releaseReturned;
 
             Held(GcsLockRegistry registry, Lease lease) {
                 this.registry = registry;
@@ -254,15 +426,45 @@ class EngineInterleavingExplorerTest {
         }
 
         GcsLockRegistry registry(String name) {
-            GcsLockRegistry r = GcsLockRegistry.builder(bucket.storage(), "locks")
+            return registry(name, Duration.ZERO);
+        }
+
+        /**
+         * A process: a registry of its own identity over its own view of the bucket, whose wall clock is {@code skew}
+         * off (README: a host whose wall clock is minutes off neither takes over a live lock nor waits forever; rule 6).
+         */
+        GcsLockRegistry registry(String name, Duration skew) {
+            return registry(name, skew, 1.0, null);
+        }
+
+        /**
+         * As {@link #registry(String, Duration)}, with a monotonic clock (the injected ticker) that runs {@code rate} times
+         * as fast as GCS's and a safety margin of its own (rule 6: the margin must cover drift x 2 TTL).
+         */
+        GcsLockRegistry registry(String name, Duration skew, double rate, Duration safetyMargin) {
+            java.time.Clock wall = java.time.Clock.offset(world.clock(), skew);
+            long start = world.nanoTime();
+            GcsLockRegistry.Builder b = GcsLockRegistry.builder(bucket.storage(name), "locks")
                     .storageAsGiven()
                     .runtime(world)
                     .verifyBucket(false)
-                    .ticker(world::nanoTime)
-                    .clock(world.clock())
+                    .ticker(rate == 1.0 ? world::nanoTime : () -> start + (long) ((world.nanoTime() - start) * rate))
+                    .clock(wall)
                     .ttl(TTL)
-                    .identity(name)
-                    .build();
+                    .identity(name);
+            if (safetyMargin != null) {
+                b.safetyMargin(safetyMargin);
+            }
+            if (safetyMargin != null || rate != 1.0) {
+                // its window is measured on its own clock, and with a wide margin rule 11 may send a refresh inside it
+                ownTiming.add(name);
+            }
+            rates.put(name, rate);
+            GcsLockRegistry r = b.build();
+            byClient.put(name, r);
+            Events recorder = new Events(name);
+            events.put(r, recorder);
+            r.addListener(recorder);
             r.addListener(new LockEventListener() {
                 @Override
                 public void lost(Lease lease, LockLostException reason) {
@@ -286,30 +488,34 @@ class EngineInterleavingExplorerTest {
         }
 
         Lease tryAcquire(GcsLockRegistry r, String name) {
-            try {
-                Optional<Lease> l = r.tryAcquire(name);
-                return l.map(lease -> acquired(r, lease)).orElse(null);
-            } catch (IllegalStateException | GcsLockException e) {
-                return null; // closed, or GCS unreachable
-            }
+            return tryAcquire(r, name, null, null);
         }
 
         Lease acquire(GcsLockRegistry r, String name, Duration maxWait) throws InterruptedException {
-            try {
-                return acquired(r, r.acquire(name, maxWait));
-            } catch (IllegalStateException | GcsLockException e) { // not acquired in time, closed, GCS unreachable
-                return null;
-            }
+            return acquire(r, name, maxWait, null, null);
         }
 
         private Lease acquired(GcsLockRegistry r, Lease lease) {
             Held mine = new Held(r, lease);
             synchronized (held) {
                 for (Held other : held) {
-                    if (other.lease.name().equals(lease.name()) && other.lease.fencingToken() != lease.fencingToken()
-                            && !other.releaseAsked && !other.lostStarted) {
+                    if (!other.lease.name().equals(lease.name()) || other.lease.leaseId().equals(lease.leaseId())) {
+                        continue;
+                    }
+                    if (!other.releaseAsked && !other.lostStarted && !other.forced) {
                         violations.add("acquire of " + mine + " returned before " + other + " was told lost"
                                 + " (healthy: " + healthy(other.lease) + ")");
+                    }
+                    // rule 13: during a hold-at-least delay the name stays held, for other processes and for this one
+                    if (other.heldAtLeastUntil != 0 && world.nanoTime() - other.heldAtLeastUntil < 0 && !other.lostStarted
+                            && !other.forced && !closed.contains(other.registry) && healthy(other.lease)) {
+                        violations.add("acquire of " + mine + " returned during the hold-at-least delay of " + other
+                                + " (rule 13: the name stays held until the delay ends)");
+                    }
+                    // rule 18: a new lease of a name has a greater fencing token than every lease of it handed out before
+                    if (other.lease.fencingToken() >= lease.fencingToken()) {
+                        violations.add("acquire of " + mine + " returned fencing token " + lease.fencingToken()
+                                + ", not greater than the earlier " + other + "'s");
                     }
                 }
                 held.add(mine);
@@ -318,6 +524,191 @@ class EngineInterleavingExplorerTest {
                 mine.releaseAsked = true;
             }
             return lease;
+        }
+
+        Lease tryAcquire(GcsLockRegistry r, String name, Duration ttl, LockOwner owner) {
+            List<String> mine = myCalls();
+            int before = mine.size();
+            boolean alone = enter(r, name);
+            try {
+                Optional<Lease> l = ttl == null && owner == null ? r.tryAcquire(name)
+                        : owner == null ? r.tryAcquire(name, ttl) : r.tryAcquire(name, ttl == null ? TTL : ttl, owner);
+                // rule 16: "a one-shot attempt (tryAcquire, a wait of zero) always makes at least one request" (unless
+                // another owner of this process holds or asks for the name: it queues locally, rule 17)
+                if (l.isEmpty() && alone && mine.subList(before, mine.size()).stream().noneMatch(c -> !c.equals("sleep"))
+                        && !closed.contains(r)) {
+                    violations.add(names.get(r) + " tryAcquire('" + name + "') ended not acquired without a request"
+                            + " (rule 16: a one-shot attempt always makes at least one request)");
+                }
+                return l.map(lease -> ownTtl(acquired(r, lease), ttl)).orElse(null);
+            } catch (IllegalStateException | GcsLockException e) {
+                return null; // closed, or GCS unreachable
+            } finally {
+                leave(r, name);
+            }
+        }
+
+        /** The requests and sleeps of the calling thread so far. */
+        List<String> myCalls() {
+            return world.calls.computeIfAbsent(Thread.currentThread(), t -> Collections.synchronizedList(new ArrayList<>()));
+        }
+
+        /** Calls and holds in progress per process and name ("p1|x"). */
+        final Map<String, Integer> busy = new ConcurrentHashMap<>();
+
+        /** Whether no other call of this process is on {@code name} and the application holds none of it here. */
+        boolean enter(GcsLockRegistry r, String name) {
+            boolean holds;
+            synchronized (held) {
+                holds = held.stream().anyMatch(h -> h.registry == r && h.lease.name().equals(name) && !h.releaseReturned);
+            }
+            return busy.merge(names.get(r) + "|" + name, 1, Integer::sum) == 1 && !holds;
+        }
+
+        void leave(GcsLockRegistry r, String name) {
+            busy.merge(names.get(r) + "|" + name, -1, Integer::sum);
+        }
+
+        /**
+         * rule 16: "a waiter's looks always read first: polls are reads, never writes" — in a waiting call without
+         * faults, the request after each of its sleeps until the next look is a read.
+         */
+        void checkLooksRead(GcsLockRegistry r, String name, List<String> calls) {
+            for (int i = 0; i + 1 < calls.size(); i++) {
+                if (calls.get(i).equals("sleep") && !calls.get(i + 1).equals("sleep") && !calls.get(i + 1).equals("get")) {
+                    violations.add(names.get(r) + " acquire('" + name + "') looked with a " + calls.get(i + 1)
+                            + " after sleeping until its next look: " + calls + " (rule 16: polls are reads, never writes)");
+                    return;
+                }
+            }
+        }
+
+        Lease acquire(GcsLockRegistry r, String name, Duration maxWait, Duration ttl, LockOwner owner) throws InterruptedException {
+            List<String> mine = myCalls();
+            int before = mine.size();
+            enter(r, name);
+            try {
+                Lease l = owner == null && ttl == null ? r.acquire(name, maxWait)
+                        : owner == null ? r.acquire(name, maxWait, ttl) : r.acquire(name, maxWait, ttl == null ? TTL : ttl, owner);
+                return ownTtl(acquired(r, l), ttl);
+            } catch (IllegalStateException | GcsLockException e) { // not acquired in time, closed, GCS unreachable
+                return null;
+            } finally {
+                leave(r, name);
+                if (!faults) {
+                    List<String> calls;
+                    synchronized (mine) {
+                        calls = new ArrayList<>(mine.subList(before, mine.size()));
+                    }
+                    checkLooksRead(r, name, calls);
+                }
+            }
+        }
+
+        private Lease ownTtl(Lease l, Duration ttl) {
+            Held h = find(l);
+            if (ttl != null && !ttl.equals(TTL)) {
+                h.ownTtl = true;
+            }
+            if (!h.nested) {
+                h.renewedTo = ttl == null ? TTL : ttl;
+            }
+            return l;
+        }
+
+        /**
+         * A nested acquire by the owner that holds {@code outer} (rule 17: a reentrant hold, counted locally, the same
+         * lease), held for {@code d} and given back: the outer hold and its object stay.
+         */
+        void nested(GcsLockRegistry r, Lease outer, LockOwner owner, Duration ttl, Duration d) throws InterruptedException {
+            Optional<Lease> inner;
+            try {
+                inner = owner == null && ttl == null ? r.tryAcquire(outer.name())
+                        : owner == null ? r.tryAcquire(outer.name(), ttl) : r.tryAcquire(outer.name(), ttl == null ? TTL : ttl, owner);
+            } catch (IllegalStateException | GcsLockException e) {
+                return; // closed meanwhile
+            }
+            Held o = find(outer);
+            if (inner.isEmpty()) {
+                if (!o.releaseAsked && !closed.contains(r) && !o.lostStarted && !o.forced && healthy(outer)) {
+                    violations.add("a nested acquire by the owner of " + o + " was refused (rule 17: the owner re-enters)");
+                }
+                return;
+            }
+            Lease l = inner.get();
+            if (l.fencingToken() != outer.fencingToken()) {
+                violations.add("a nested acquire by the owner of " + o + " got another lease, token " + l.fencingToken());
+            }
+            world.sleepVirtual(d);
+            l.release();
+            Blob b = bucket.peek("gcslock/" + outer.name());
+            if (!faults && !o.releaseAsked && !o.lostStarted && !o.forced && (b == null || b.getGeneration() != outer.fencingToken())) {
+                violations.add("the release of a nested hold of " + o + " deleted the outer hold's object (rule 17)");
+            }
+        }
+
+        /**
+         * Another local owner asks for a name this process holds: it gets nothing (rule 17: as another process would);
+         * {@code waiting}: an invocation asks to wait for the name its own calling thread holds, and fails at once.
+         */
+        void otherOwner(GcsLockRegistry r, Lease held, LockOwner owner, boolean waiting) throws InterruptedException {
+            long asked = world.nanoTime();
+            try {
+                Optional<Lease> l = waiting && owner != null ? Optional.of(r.acquire(held.name(), Duration.ofSeconds(5), TTL, owner))
+                        : owner == null ? r.tryAcquire(held.name()) : r.tryAcquire(held.name(), TTL, owner);
+                l.ifPresent(lease -> {
+                    Held h = find(held);
+                    if (!h.releaseAsked && !h.lostStarted && !h.forced) {
+                        violations.add("another local owner got '" + held.name() + "' (token " + lease.fencingToken()
+                                + ") while " + h + " holds it (rule 17)");
+                    }
+                    acquired(r, lease);
+                    release(lease);
+                });
+            } catch (IllegalStateException | GcsLockException e) {
+                // closed, GCS unreachable, or an invocation asking to wait for its own thread's hold (rule 17)
+                if (waiting && owner != null && world.nanoTime() != asked && !closed.contains(r)) {
+                    violations.add("an invocation asking to wait for '" + held.name() + "', held by its own thread, waited "
+                            + Duration.ofNanos(world.nanoTime() - asked) + " before failing (rule 17: it fails at once)");
+                }
+            }
+        }
+
+        /** releaseAfter (rule 13): the name stays held for {@code delay}, then the lease is released. */
+        void releaseAfter(GcsLockRegistry r, Lease lease, Duration delay) {
+            Held h = find(lease);
+            h.releaseAsked = true;
+            if (!h.nested) {
+                h.heldAtLeastUntil = world.nanoTime() + delay.toNanos();
+            }
+            r.releaseAfter(lease, delay);
+        }
+
+        /** An administrator's forceRelease of what {@code r} inspects of {@code name}. */
+        void forceRelease(GcsLockRegistry r, String name) {
+            administrators.add(Thread.currentThread());
+            try {
+                Optional<LockInfo> info = r.inspect(name);
+                if (info.isPresent()) {
+                    synchronized (held) {
+                        held.stream().filter(h -> h.lease.name().equals(name)).forEach(h -> h.forced = true);
+                    }
+                    r.forceRelease(name, info.get().fencingToken(), info.get().metageneration());
+                }
+            } catch (GcsLockException | IllegalStateException e) {
+                // GCS unreachable, closed
+            } finally {
+                administrators.remove(Thread.currentThread());
+            }
+        }
+
+        void inspect(GcsLockRegistry r, String name) {
+            try {
+                r.inspect(name);
+                r.list();
+            } catch (GcsLockException | IllegalStateException e) {
+                // GCS unreachable, closed
+            }
         }
 
         /** Holds {@code lease} (if any) for {@code d} of virtual time, then releases it. */
@@ -341,6 +732,7 @@ class EngineInterleavingExplorerTest {
                 lease.release();
             } finally {
                 h.releaseRunning = false;
+                h.releaseReturned = true;
             }
             // Also when close() is releasing it on another thread: release() returns only once that release has ended
             // (or it waited its whole bound for it, see RELEASE_BOUND).
@@ -354,11 +746,26 @@ class EngineInterleavingExplorerTest {
         }
 
         void renew(GcsLockRegistry r, Lease lease, Duration ttl) {
+            Held h = find(lease);
+            if (ttl != null && !ttl.equals(TTL)) {
+                h.ownTtl = true;
+            }
+            Duration before = h.renewedTo;
+            h.renewedTo = null; // unknown while the renewal runs, and after one that failed (its write may have committed)
             try {
                 r.renew(lease, ttl);
-            } catch (GcsLockException e) {
-                // lost or not confirmed now: documented
+            } catch (GcsLockException | IllegalStateException e) {
+                return; // lost, not confirmed now, or closed: documented
             }
+            // Javadoc of renew: "Returns only when this refresh, with its TTL, is in the lock object"
+            Duration expected = ttl != null ? ttl : before;
+            Blob b = bucket.peek("gcslock/" + lease.name());
+            if (ttl != null && b != null && b.getGeneration() == lease.fencingToken() && !h.forced
+                    && !String.valueOf(ttl.toMillis()).equals(b.getMetadata().get("gcslock-ttl"))) {
+                violations.add("renew(" + h + ", " + ttl + ") returned with gcslock-ttl " + b.getMetadata().get("gcslock-ttl")
+                        + " in the object (Javadoc of renew: it returns only when its TTL is in the object)");
+            }
+            h.renewedTo = expected;
         }
 
         void closeAfter(GcsLockRegistry r, Duration d) throws InterruptedException {
@@ -370,6 +777,9 @@ class EngineInterleavingExplorerTest {
             long started = world.nanoTime();
             r.close();
             boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
+            synchronized (held) {
+                held.stream().filter(h -> h.registry == r).forEach(h -> h.releaseReturned = true);
+            }
             if (!faults) {
                 List<Held> handedOut;
                 synchronized (held) {
@@ -403,12 +813,164 @@ class EngineInterleavingExplorerTest {
             }
         }
 
+        /**
+         * Every write that committed in the bucket, checked against what GCS must see of the engine:
+         * <ul>
+         *   <li>rule 5 / rule 6: a process deletes another process's object only once it is stale in GCS time
+         *       ({@code updated + gcslock-ttl} has passed; an administrator's forceRelease aside);</li>
+         *   <li>rule 4 / rule 12: a process deletes its own object only for a lease the application has let go (released,
+         *       closed, lost) or leaked, never under a healthy lease the application still holds;</li>
+         *   <li>rule 21: no write of one process to one object within the write window (1 s) of its previous write to it
+         *       (leases with a TTL under the registry's are left out: rule 11 may send a refresh inside the window).</li>
+         * </ul>
+         */
+        void written(String client, String op, Blob before, Blob after) {
+            if (client == null || administrators.contains(Thread.currentThread())) {
+                return;
+            }
+            GcsLockRegistry r = byClient.get(client);
+            Blob object = before != null ? before : after;
+            String name = object.getName();
+            String lockName = name.substring("gcslock/".length());
+            long now = world.nanoTime();
+            if (op.equals("delete") && before != null) {
+                String owner = before.getMetadata().get("gcslock-owner");
+                long ttlMs = Long.parseLong(before.getMetadata().getOrDefault("gcslock-ttl", "0"));
+                // a drifting clock may judge early by drift x 2 TTL (rule 6: the anchors' window; the margin covers it)
+                double drift = Math.abs(rates.getOrDefault(client, 1.0) - 1.0);
+                java.time.Instant staleAt = before.getUpdateTimeOffsetDateTime().toInstant().plusMillis(ttlMs)
+                        .minusMillis((long) (drift * 2 * ttlMs));
+                if (r != null && !r.owner().equals(owner) && world.instant().isBefore(staleAt)) {
+                    violations.add(client + " deleted " + owner + "'s object of '" + lockName + "' (generation "
+                            + before.getGeneration() + ") at " + world.instant() + ", before it could be stale at " + staleAt
+                            + " (rules 5 and 6)");
+                }
+                synchronized (held) {
+                    for (Held h : held) {
+                        if (h.lease.fencingToken() == before.getGeneration() && h.lease.name().equals(lockName) && h.registry == r
+                                && !h.releaseAsked && !h.forced && !h.lostStarted && !closed.contains(r) && healthy(h.lease)) {
+                            violations.add(client + " deleted the object of " + h + ", a healthy lease the application holds"
+                                    + " (rules 4 and 12)");
+                        }
+                    }
+                }
+            }
+            long ttlMs = Math.min(Long.parseLong(object.getMetadata().getOrDefault("gcslock-ttl", "0")),
+                    after == null ? Long.MAX_VALUE : Long.parseLong(after.getMetadata().getOrDefault("gcslock-ttl", "0")));
+            boolean ownObject = r != null && r.owner().equals(object.getMetadata().get("gcslock-owner"));
+            // 0: a create, 1: a refresh, 2: a delete of our own object (a release, or a leak retaken), 3: a takeover's delete
+            long kind = op.equals("create") ? 0 : op.equals("update") ? 1 : ownObject ? 2 : 3;
+            long[] last = lastWrite.put(client + "|" + name, new long[] {now, kind});
+            boolean checked = last != null && ttlMs >= TTL.toMillis() && !ownTiming.contains(client)
+                    && !(kind == 0 && last[1] == 2) // rule 21 lists the create after a takeover's delete, not after our release
+                    && !(faults && (kind == 0 || kind == 2)); // a leaked object's retake
+            if (checked && now - last[0] < WRITE_WINDOW.toNanos()) {
+                violations.add(client + " wrote '" + lockName + "' (" + op + ") " + Duration.ofNanos(now - last[0])
+                        + " after its previous write to it (rule 21: not within the write window, " + WRITE_WINDOW + ")");
+            }
+        }
+
+        /** One process's listener: each lease's events in order (rule 20), and who was told lost. */
+        final class Events implements LockEventListener {
+            final String process;
+            final Map<String, List<String>> byLease = new ConcurrentHashMap<>();
+            final Map<String, String> current = new ConcurrentHashMap<>();
+
+            Events(String process) {
+                this.process = process;
+            }
+
+            private synchronized void record(Lease lease, String event) {
+                List<String> seen = byLease.computeIfAbsent(lease.leaseId(), k -> Collections.synchronizedList(new ArrayList<>()));
+                String where = process + "'s listener: " + event + " of '" + lease.name() + "' token " + lease.fencingToken();
+                if (!event.equals("acquired") && seen.isEmpty()) {
+                    violations.add(where + " before its acquired (rule 20)");
+                }
+                if (event.equals("acquired") && !seen.isEmpty()) {
+                    violations.add(where + " after " + seen + " (rule 20: acquired first)");
+                }
+                if (seen.contains("released")) {
+                    violations.add(where + " after its released " + seen + " (rule 20)");
+                }
+                if ((event.equals("lost") || event.equals("released")) && seen.contains(event)) {
+                    violations.add(where + " twice " + seen + " (rule 20: once)");
+                }
+                String before = current.put(lease.name(), lease.leaseId());
+                if (before != null && !before.equals(lease.leaseId())) {
+                    List<String> b = byLease.get(before);
+                    if (event.equals("acquired") && b != null && !b.contains("released")) {
+                        violations.add(where + " while the lease before it was not told released: " + b
+                                + " (rule 20: in order across leases)");
+                    } else if (!event.equals("acquired")) {
+                        violations.add(where + " after events of another lease of its name (rule 20)");
+                    }
+                }
+                seen.add(event);
+            }
+
+            @Override public void acquired(Lease lease) { record(lease, "acquired"); }
+            @Override public void refreshed(Lease lease) { record(lease, "refreshed"); }
+            @Override public void refreshFailed(Lease lease, Exception error) { record(lease, "refreshFailed"); }
+            @Override public void released(Lease lease) { record(lease, "released"); }
+            @Override public void lost(Lease lease, LockLostException reason) {
+                record(lease, "lost");
+                if (!faults && !reason.getMessage().contains("closed")) {
+                    synchronized (held) {
+                        held.stream().filter(h -> h.lease.leaseId().equals(lease.leaseId()) && !h.forced && !h.ownTtl
+                                        && !closed.contains(h.registry) && !ownTiming.contains(names.get(h.registry)))
+                                .findFirst().ifPresent(h -> violations.add(process + " lost " + h + " with no fault: " + reason.getMessage()
+                                        + " (README: a lease is kept while its process runs and GCS answers within the operation timeout)"));
+                    }
+                }
+            }
+        }
+
+        /** A lease the application holds, healthy, carries its TTL in its object (rule 1; renew's Javadoc). */
+        void checkTtlInObjects() {
+            List<Held> all;
+            synchronized (held) {
+                all = new ArrayList<>(held);
+            }
+            {
+                for (Held h : all) {
+                    Duration ttl = h.renewedTo;
+                    if (ttl == null || h.releaseAsked || h.forced || h.lostStarted || h.nested || closed.contains(h.registry)
+                            || !healthy(h.lease)) {
+                        continue;
+                    }
+                    Blob b = bucket.peek("gcslock/" + h.lease.name());
+                    if (b != null && b.getGeneration() == h.lease.fencingToken()
+                            && !String.valueOf(ttl.toMillis()).equals(b.getMetadata().get("gcslock-ttl"))) {
+                        violations.add(h + " (TTL " + ttl + ") is held with gcslock-ttl " + b.getMetadata().get("gcslock-ttl")
+                                + " in its object (rule 1: every refresh writes the lease's TTL)");
+                    }
+                }
+            }
+        }
+
+        /** After the run: every lease handed out was told acquired, then released (rule 20), in its own process. */
+        void checkEveryLeaseToldReleased() {
+            synchronized (held) {
+                for (Held h : held) {
+                    if (h.nested) {
+                        continue;
+                    }
+                    List<String> seen = events.get(h.registry).byLease.get(h.lease.leaseId());
+                    if (seen == null || !seen.contains("released")) {
+                        violations.add(names.get(h.registry) + "'s listener was never told released of " + h + ": " + seen
+                                + " (rule 20)");
+                    }
+                }
+            }
+        }
+
         /** At most one healthy holder per name, among the leases the application still holds. */
         void check() {
+            checkTtlInObjects();
             Map<String, Set<Long>> healthy = new java.util.HashMap<>();
             synchronized (held) {
                 for (Held h : held) {
-                    if (!h.releaseAsked && healthy(h.lease)) {
+                    if (!h.releaseAsked && !h.forced && healthy(h.lease)) {
                         healthy.computeIfAbsent(h.lease.name(), n -> new HashSet<>()).add(h.lease.fencingToken());
                     }
                 }
@@ -434,6 +996,10 @@ class EngineInterleavingExplorerTest {
                 }
                 if (!faults && closed.containsAll(registries) && !bucket.names().isEmpty()) {
                     problems.add("every registry closed, yet the bucket holds " + bucket.names());
+                }
+                if (closed.containsAll(registries)) {
+                    checkEveryLeaseToldReleased();
+                    violations.stream().filter(v -> !problems.contains(v)).forEach(problems::add);
                 }
                 if (!problems.isEmpty()) {
                     throw new AssertionError("seed " + world.seed + " (" + scenario + "): " + String.join("; ", problems)

@@ -54,6 +54,25 @@ final class InMemoryStorage {
         Object run() throws StorageException;
     }
 
+    /**
+     * Told of every write that committed, under the bucket's lock, with the client that sent it (the name given to
+     * {@link #storage(String)}, null for {@link #storage()}) and the object before and after (null: none). The
+     * interleaving explorer checks GCS-side promises with it (a takeover deletes only a stale object, rule 5; writes of
+     * one process to one object a window apart, rule 21).
+     */
+    interface Observer {
+        void written(String client, String op, Blob before, Blob after);
+    }
+
+    /** The client whose request is being served on this thread. */
+    private static final ThreadLocal<String> CLIENT = new ThreadLocal<>();
+
+    /** The client (the name given to {@link #storage(String)}) whose request this thread is making; null if none. */
+    static String client() {
+        return CLIENT.get();
+    }
+    volatile Observer observer;
+
     private record Obj(String name, long generation, long metageneration, Instant created, Instant updated,
                        Map<String, String> metadata) {
     }
@@ -84,6 +103,36 @@ final class InMemoryStorage {
         return storage;
     }
 
+    /** The view of one client (a process): its writes are told to the {@link Observer} with its name. */
+    Storage storage(String client) {
+        return (Storage) Proxy.newProxyInstance(Storage.class.getClassLoader(), new Class<?>[] {Storage.class},
+                (proxy, method, args) -> {
+                    if (method.getDeclaringClass() == Object.class) {
+                        return switch (method.getName()) {
+                            case "equals" -> proxy == args[0];
+                            case "hashCode" -> System.identityHashCode(proxy);
+                            default -> "InMemoryStorage[" + bucket + " as " + client + "]";
+                        };
+                    }
+                    String before = CLIENT.get();
+                    CLIENT.set(client);
+                    try {
+                        return method.invoke(storage, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    } finally {
+                        CLIENT.set(before);
+                    }
+                });
+    }
+
+    private void tell(String op, Obj before, Obj after) {
+        Observer o = observer;
+        if (o != null) {
+            o.written(CLIENT.get(), op, before == null ? null : blob(before), after == null ? null : blob(after));
+        }
+    }
+
     /** The live objects' names (for checks; no request). */
     synchronized List<String> names() {
         return new ArrayList<>(objects.keySet());
@@ -112,6 +161,7 @@ final class InMemoryStorage {
             });
         }
         Obj o = new Obj(name, lastGeneration, 1, now, now, meta);
+        tell("create", objects.get(name), o);
         objects.put(name, o);
         return blob(o);
     }
@@ -143,6 +193,7 @@ final class InMemoryStorage {
             });
         }
         Obj changed = new Obj(name, o.generation(), o.metageneration() + 1, o.created(), clock.get(), meta);
+        tell("update", o, changed);
         objects.put(name, changed);
         return blob(changed);
     }
@@ -153,6 +204,7 @@ final class InMemoryStorage {
             return false; // the client answers a 404 with false
         }
         check(id.getName(), o, pre);
+        tell("delete", o, null);
         objects.remove(id.getName());
         return true;
     }

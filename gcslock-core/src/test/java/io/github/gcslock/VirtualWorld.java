@@ -39,8 +39,9 @@ import java.util.function.Supplier;
  * pause of a scenario — or ends, or blocks on one of the engine's locks. When every controlled thread is so
  * (quiescence), the explorer picks the next step with its seeded random: deliver a parked request (or, with faults,
  * lose its reply after it was applied, drop it, answer 503), end a wait, run a due task on a new thread, start an
- * actor, or move virtual time to the next due event. Time moves only then; no task due is left behind more than
- * {@link #LATENESS} (the engine's threads are fast beside its timings) and no request outlives the operation
+ * actor, or move virtual time to the next due event. Time moves only then; no task due and no timed wait that came
+ * due is left behind more than {@link #LATENESS} (the engine's threads are fast beside its timings; a thread asleep
+ * past its time would be a process pause, which a scenario asks for explicitly) and no request outlives the operation
  * timeout (the client's bound, rule 15). Every step is printed to the trace; the same seed gives the same choices.
  *
  * <p>What is not controlled: the instants at which a thread released from one of the engine's locks runs between two
@@ -67,6 +68,8 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     private final List<Task> tasks = new ArrayList<>();
     private final List<Actor> actors = new ArrayList<>();
     private final Set<Thread> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Per thread, the GCS requests it sent ("create", "get", ...) and its timed sleeps on a latch ("sleep"), in order. */
+    final java.util.Map<Thread, List<String>> calls = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean aborted;
 
     VirtualWorld(long seed, boolean faults, Duration operationTimeout) {
@@ -74,6 +77,21 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         this.random = new Random(seed);
         this.faults = faults;
         this.operationTimeout = operationTimeout.toNanos();
+    }
+
+    /** Per client, the virtual instants [from, until) during which it is cut off from GCS. */
+    private final java.util.Map<String, long[]> partitions = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** Cuts {@code client} off from GCS from {@code from} (virtual time since the start) for {@code length}. */
+    void partition(String client, Duration from, Duration length) {
+        long start = Duration.ofHours(1).toNanos() + from.toNanos();
+        partitions.put(client, new long[] {start, start + length.toNanos()});
+        log(client + " will be cut off from GCS from " + from + " for " + length);
+    }
+
+    private boolean partitioned(String client) {
+        long[] p = partitions.get(client);
+        return p != null && now >= p[0] && now < p[1];
     }
 
     // ------------------------------------------------------------------ time
@@ -105,6 +123,11 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         synchronized (lock) {
             return new ArrayList<>(trace);
         }
+    }
+
+    /** A line of the scenario's own in the trace (its set-up: what each actor will do). */
+    void note(String line) {
+        log(line);
     }
 
     private void log(String line) {
@@ -170,11 +193,19 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         }
         long sent = now;
         log(Thread.currentThread().getName() + " sends " + request);
+        calls.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add(request.op());
+        String client = InMemoryStorage.client();
         Yield y = new Yield(request.toString()) {
             @Override
             List<String> options() {
                 List<String> o = new ArrayList<>();
                 boolean late = now - sent > operationTimeout;
+                if (client != null && partitioned(client)) {
+                    // cut off from GCS: the request is lost on its way, or applied with its reply lost (a create that commits)
+                    o.add("drop");
+                    o.add("lose reply");
+                    return o;
+                }
                 if (!late) {
                     o.add("deliver");
                 }
@@ -226,6 +257,11 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
 
         TimedYield(String what, long nanos) {
             super(what);
+            if (aborted) {
+                // the exploration is over (the test closes its registries): a timed wait lets time pass, so that a loop
+                // waiting for time (a write window on a drifting ticker) ends instead of spinning in frozen time
+                now += Math.min(Math.max(0, nanos), Duration.ofDays(1).toNanos());
+            }
             this.due = nanos >= Long.MAX_VALUE / 4 ? Long.MAX_VALUE : now + Math.max(0, nanos);
         }
 
@@ -257,6 +293,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         if (latch.getCount() == 0) {
             return true;
         }
+        calls.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add("sleep");
         String d = new TimedYield("await latch " + Duration.ofNanos(nanos), nanos) {
             @Override
             List<String> options() {
@@ -589,7 +626,8 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                     List<String> labels = new ArrayList<>();
                     collect(choices, labels, true);
                     long advanceTo = nextDue();
-                    boolean canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end;
+                    // every actor starts at time 0 (a later start is a sleep of the scenario's own)
+                    boolean canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end && actors.stream().allMatch(a -> a.thread != null);
                     if (choices.isEmpty() && !canAdvance) {
                         settle(200); // a thread just let go by one of the engine's locks may not have run yet
                         if (actors.stream().allMatch(a -> a.done)) {
@@ -598,6 +636,9 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                         collect(choices, labels, true);
                         advanceTo = nextDue();
                         canAdvance = advanceTo != Long.MAX_VALUE && advanceTo <= end;
+                    }
+                    if (choices.isEmpty() && !canAdvance && actors.stream().allMatch(a -> a.done)) {
+                        continue; // the last actor ended after the check above: not a hang
                     }
                     if (choices.isEmpty() && !canAdvance) {
                         throw new AssertionError("hang: no step possible at virtual " + Duration.ofNanos(now - begin)
@@ -689,6 +730,9 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                     next = Math.min(next, y.due());
                 }
                 limit = Math.min(limit, y.bound());
+                if (y.due() <= now) {
+                    limit = Math.min(limit, y.due() + LATENESS); // a timed wait that came due wakes as a due task runs
+                }
                 if (y.bound() <= now) {
                     limit = now;
                 }
