@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * callers, {@code close()}) explored deterministically in virtual time ({@link VirtualWorld}) over the in-memory
  * bucket ({@link InMemoryStorage}), through the public API only. Each scenario runs under many seeded random
  * schedules; a failure prints the seed and the whole schedule, and {@code -Dgcslock.explorer.seed=N} replays one
- * ({@code -Dgcslock.explorer.runs=N} runs N schedules per scenario, 100 by default; the seeds are fixed per scenario
+ * ({@code -Dgcslock.explorer.runs=N} runs N schedules per scenario, 40 by default, about a minute for the class; the seeds are fixed per scenario
  * unless {@code -Dgcslock.explorer.randomSeeds=true}).
  *
  * <p>Checked at every quiescent point or at the call's return:
@@ -37,7 +37,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class EngineInterleavingExplorerTest {
 
-    static final int RUNS = Integer.getInteger("gcslock.explorer.runs", 100);
+    static final int RUNS = Integer.getInteger("gcslock.explorer.runs", 40);
     static final Long SEED = Long.getLong("gcslock.explorer.seed");
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
     static final Duration TTL = Duration.ofSeconds(10);
