@@ -569,9 +569,6 @@ class EngineInterleavingExplorerTest {
             busy.merge(names.get(r) + "|" + name, -1, Integer::sum);
         }
 
-            }
-        }
-
         Lease acquire(GcsLockRegistry r, String name, Duration maxWait, Duration ttl, LockOwner owner) throws InterruptedException {
             enter(r, name);
             try {
