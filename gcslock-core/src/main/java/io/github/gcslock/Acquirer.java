@@ -154,7 +154,11 @@ final class Acquirer {
             try {
                 result = attempts.attempt(name, leaseId, context.storeFor(timing), unknownCreates, timing, true, false);
             } catch (RuntimeException ended) {
-                if (unknownCreates.ofThisCall()) {
+                // Only when the call was cut short (interrupt, call bound, lost connection): when GCS itself answered
+                // with an error (an outage's 503s), a read now would fail alike, and would only double the call's
+                // requests and failures; such an object, if any, stays for its TTL (or until we retake it, rule 4).
+                boolean answered = ended instanceof StorageException se && se.getCode() > 0;
+                if (unknownCreates.ofThisCall() && !answered) {
                     deleteOwnUnknownCreate(name, leaseId, timing);
                 }
                 throw ended;
@@ -184,7 +188,7 @@ final class Acquirer {
     private void deleteOwnUnknownCreate(String name, String leaseId, LeaseTiming timing) {
         boolean interrupted = Thread.interrupted();
         try {
-            attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing));
+            attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing).singleTry());
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();
