@@ -196,18 +196,7 @@ class ExplorerFindingsTest extends EmulatorTestBase {
     void aSecondCloseReturnsOnlyWhenTheFirstHasReleasedEverything() throws Exception {
         GcsLockRegistry r = slowRegistry();
         r.tryAcquire("job").orElseThrow();
-        CountDownLatch arrived = new CountDownLatch(1);
-        CountDownLatch go = new CountDownLatch(1);
-        holdNextDelete("gcslock/job", arrived, go);
-        CompletableFuture<Void> first = CompletableFuture.runAsync(r::close);
-        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
-        CompletableFuture<Void> second = CompletableFuture.runAsync(r::close);
-        Thread.sleep(300);
-        assertThat(second).as("the second close() returned while the first one's DELETE was in flight").isNotDone();
-        go.countDown();
-        second.get(20, TimeUnit.SECONDS);
-        assertThat(object("job")).isNull();
-        first.get(20, TimeUnit.SECONDS);
+        secondWaitsForTheFirstsHeldDelete(r::close, r::close, "the second close() returned while the first one's DELETE was in flight");
     }
 
     /** close() returned while an application thread's release was deleting its object: now it waits for it. */
@@ -215,18 +204,7 @@ class ExplorerFindingsTest extends EmulatorTestBase {
     void closeWaitsForAReleaseInFlightOnAnApplicationThread() throws Exception {
         GcsLockRegistry r = slowRegistry();
         Lease lease = r.tryAcquire("job").orElseThrow();
-        CountDownLatch arrived = new CountDownLatch(1);
-        CountDownLatch go = new CountDownLatch(1);
-        holdNextDelete("gcslock/job", arrived, go);
-        CompletableFuture<Void> release = CompletableFuture.runAsync(lease::release);
-        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
-        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
-        Thread.sleep(300);
-        assertThat(close).as("close() returned while a release's DELETE was in flight").isNotDone();
-        go.countDown();
-        close.get(20, TimeUnit.SECONDS);
-        assertThat(object("job")).isNull();
-        release.get(20, TimeUnit.SECONDS);
+        secondWaitsForTheFirstsHeldDelete(lease::release, r::close, "close() returned while a release's DELETE was in flight");
     }
 
     /**
@@ -240,22 +218,12 @@ class ExplorerFindingsTest extends EmulatorTestBase {
     void aReleaseRacingClosesReleaseOfItsLeaseReturnsOnlyOnceTheObjectIsDeleted() throws Exception {
         GcsLockRegistry r = slowRegistry();
         Lease lease = r.tryAcquire("job").orElseThrow();
-        CountDownLatch arrived = new CountDownLatch(1);
-        CountDownLatch go = new CountDownLatch(1);
-        holdNextDelete("gcslock/job", arrived, go);
-        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
-        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue(); // close()'s DELETE is in flight
         AtomicBoolean objectGoneAtReturn = new AtomicBoolean();
-        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+        secondWaitsForTheFirstsHeldDelete(r::close, () -> {
             lease.release();
             objectGoneAtReturn.set(object("job") == null);
-        });
-        Thread.sleep(300);
-        assertThat(release).as("release() returned while close()'s DELETE of its object was in flight").isNotDone();
-        go.countDown();
-        release.get(20, TimeUnit.SECONDS);
+        }, "release() returned while close()'s DELETE of its object was in flight");
         assertThat(objectGoneAtReturn).as("the object was gone when release() returned").isTrue();
-        close.get(20, TimeUnit.SECONDS);
     }
 
     /** As above on an interrupted application thread: it waits all the same and gets its interrupt flag back. */
@@ -263,26 +231,36 @@ class ExplorerFindingsTest extends EmulatorTestBase {
     void aReleaseRacingCloseOnAnInterruptedThreadWaitsAndKeepsTheFlag() throws Exception {
         GcsLockRegistry r = slowRegistry();
         Lease lease = r.tryAcquire("job").orElseThrow();
-        CountDownLatch arrived = new CountDownLatch(1);
-        CountDownLatch go = new CountDownLatch(1);
-        holdNextDelete("gcslock/job", arrived, go);
-        CompletableFuture<Void> close = CompletableFuture.runAsync(r::close);
-        assertThat(arrived.await(10, TimeUnit.SECONDS)).isTrue();
         AtomicBoolean flagKept = new AtomicBoolean();
         AtomicBoolean objectGoneAtReturn = new AtomicBoolean();
-        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+        secondWaitsForTheFirstsHeldDelete(r::close, () -> {
             Thread.currentThread().interrupt();
             lease.release();
             flagKept.set(Thread.interrupted());
             objectGoneAtReturn.set(object("job") == null);
-        });
-        Thread.sleep(300);
-        assertThat(release).as("an interrupted release() returned while close()'s DELETE was in flight").isNotDone();
-        go.countDown();
-        release.get(20, TimeUnit.SECONDS);
+        }, "an interrupted release() returned while close()'s DELETE was in flight");
         assertThat(objectGoneAtReturn).isTrue();
         assertThat(flagKept).isTrue();
-        close.get(20, TimeUnit.SECONDS);
+    }
+
+    /**
+     * Runs {@code first}, whose DELETE of lock 'job' is held in the emulator, then {@code second}: the second must not
+     * return while that DELETE is held ({@code whileHeld} names the failure), and must return with the object gone once
+     * it goes; then the first ends too.
+     */
+    private void secondWaitsForTheFirstsHeldDelete(Runnable first, Runnable second, String whileHeld) throws Exception {
+        CountDownLatch arrived = new CountDownLatch(1);
+        CountDownLatch go = new CountDownLatch(1);
+        holdNextDelete("gcslock/job", arrived, go);
+        CompletableFuture<Void> firstCall = CompletableFuture.runAsync(first);
+        assertThat(arrived.await(10, TimeUnit.SECONDS)).as("the first call's DELETE reached GCS").isTrue();
+        CompletableFuture<Void> secondCall = CompletableFuture.runAsync(second);
+        Thread.sleep(300);
+        assertThat(secondCall).as(whileHeld).isNotDone();
+        go.countDown();
+        secondCall.get(20, TimeUnit.SECONDS);
+        assertThat(object("job")).as("the object once the second call returned").isNull();
+        firstCall.get(20, TimeUnit.SECONDS);
     }
 
     /**
