@@ -417,6 +417,9 @@ final class AcquireAttempt {
      * retakes it, rule 4). A create still in flight that commits after the read is not seen (GCS has no cancel).
      */
     void deleteOwnUnknownCreate(String name, String leaseId, LockStore store) {
+        // The caller's interrupt flag (a one-shot on an interrupted thread) is cleared for these two requests, so
+        // that they are sent, and given back afterwards.
+        boolean interrupted = Thread.interrupted();
         try {
             Blob current = store.read(store.id(name));
             if (current != null && me.owner().equals(LockObject.owner(current)) && leaseId.equals(LockObject.leaseId(current))
@@ -426,6 +429,10 @@ final class AcquireAttempt {
         } catch (RuntimeException e) {
             log.warn("lock '{}': could not check for a lock object of a create whose reply was lost as the call ended "
                     + "({}); if it committed, it stays until its TTL passes", name, e.getMessage());
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 

@@ -159,7 +159,7 @@ final class Acquirer {
                 // requests and failures; such an object, if any, stays for its TTL (or until we retake it, rule 4).
                 boolean answered = ended instanceof StorageException se && se.getCode() > 0;
                 if (unknownCreates.ofThisCall() && !answered) {
-                    deleteOwnUnknownCreate(name, leaseId, timing);
+                    attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing).singleTry());
                 }
                 throw ended;
             }
@@ -174,24 +174,6 @@ final class Acquirer {
         } finally {
             if (!acquired) {
                 slot.permit.release();
-            }
-        }
-    }
-
-    /**
-     * Rules 3, 14: the create of a one-shot call may have committed with its reply lost (or its retries cut short
-     * by an interrupt or the call bound), and the call ends without a lease. No lease of that object exists and no
-     * later call adopts it (each call has its own lease id), so it would block the name for its whole TTL — decades
-     * for a long one. Deleted now, guarded by what is read, with the caller's interrupt flag clear for the two
-     * requests and given back afterwards.
-     */
-    private void deleteOwnUnknownCreate(String name, String leaseId, LeaseTiming timing) {
-        boolean interrupted = Thread.interrupted();
-        try {
-            attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing).singleTry());
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
             }
         }
     }
