@@ -15,8 +15,11 @@ import java.util.concurrent.TimeoutException;
  * {@code timeout}, {@code dispose()}) gets its cancel back at once, while the lock is given back on another
  * thread (a GCS request). A call of the same name in this process waits for those releases before it asks for
  * the lock, so that the caller's next call, or the {@code retry} after a {@code timeout}, never finds the hold of
- * its own finished call (it would be skipped or refused). A completed or failed publisher, and a completed
- * future, give the lock back before their caller sees the end, so they are never pending here.
+ * its own finished call (it would be skipped or refused). Such a release is pending from the cancel until the
+ * subscription holds nothing: also when the cancel comes while the method's own code still runs (the lock is given
+ * back once it returned), and when it comes while the release of a completed or failed publisher is under way. A
+ * completed or failed publisher that nobody cancels, and a completed future, give the lock back before their caller
+ * sees the end, so they are never pending here.
  */
 final class PendingReleases {
 

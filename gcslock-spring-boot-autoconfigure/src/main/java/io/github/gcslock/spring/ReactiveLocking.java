@@ -13,6 +13,7 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -39,6 +40,8 @@ final class ReactiveLocking {
 
     /** Context key: the owner of each lock name held by the subscriptions this chain runs inside (an immutable map). */
     private static final Object OWNERS = ReactiveLocking.class.getName() + ".owners";
+    /** Context key: where a subscription's {@link Attempt} is kept for the cancel heard outside usingWhen. */
+    private static final Object SUBSCRIPTION = ReactiveLocking.class.getName() + ".subscription";
 
     private ReactiveLocking() {
     }
@@ -72,7 +75,8 @@ final class ReactiveLocking {
                               Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
         // (An attempt that failed holds nothing: nothing to give back.)
         Function<Attempt<H>, Mono<Void>> giveBack = a -> a.resource == null ? Mono.<Void>empty()
-                : Mono.<Void>fromRunnable(() -> release.accept(a.resource)).subscribeOn(Schedulers.boundedElastic());
+                : Mono.<Void>fromRunnable(() -> release.accept(a.resource)).subscribeOn(Schedulers.boundedElastic())
+                .doFinally(s -> a.over());
         // A cancel returns at once and its release runs on another thread: later calls of the name wait for it.
         Function<Attempt<H>, Mono<Void>> giveBackOnCancel = a -> {
             if (a.resource == null) {
@@ -91,6 +95,7 @@ final class ReactiveLocking {
                 }
             }
             Attempt<H> attempt = new Attempt<>(enclosing != null ? enclosing : LockOwner.newInvocation(method));
+            ctx.<AtomicReference<Attempt<?>>>getOrEmpty(SUBSCRIPTION).ifPresent(s -> s.set(attempt));
             // The acquisition never throws out of the callable: an error raised just as the subscriber leaves would
             // be dropped by subscribeOn, which Reactor logs at ERROR. It travels as the attempt's failure instead,
             // and is signalled only to a subscriber still there: decided under the attempt's monitor when usingWhen
@@ -110,18 +115,41 @@ final class ReactiveLocking {
                     .subscribeOn(Schedulers.boundedElastic())
                     .doOnCancel(() -> attempt.cancelled(release, pending));
         });
+        // Each subscription's cancel is heard first outside usingWhen, on the canceller's thread before it signals
+        // anything downstream (timeout's error, take's completion, the retry that follows): usingWhen defers a cancel
+        // that comes while the method's own code runs (before its publisher is subscribed) and ignores one that comes
+        // while a completion's release is under way, and the caller's next call, or the retry, must still wait for
+        // this subscription's release (see Attempt#cancelRequested).
         if (type == Flux.class) {
-            return Flux.usingWhen(held,
-                    a -> !a.adopt() ? Flux.empty() : a.failure != null ? Flux.error(a.failure)
-                            : Flux.defer(() -> Flux.from(publisher(() -> invoke.apply(a.resource))))
-                            .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
-                    giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel);
+            return Flux.defer(() -> {
+                AtomicReference<Attempt<?>> subscription = new AtomicReference<>();
+                return Flux.usingWhen(held,
+                                a -> !a.adopt() ? Flux.empty() : a.failure != null ? Flux.error(a.failure)
+                                        : Flux.defer(() -> Flux.from(publisher(() -> invoke.apply(a.resource))))
+                                        .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
+                                giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel)
+                        .contextWrite(Context.of(SUBSCRIPTION, subscription))
+                        .doOnCancel(() -> cancelRequested(subscription, pending));
+            });
         }
-        return Mono.usingWhen(held,
-                a -> !a.adopt() ? Mono.empty() : a.failure != null ? Mono.error(a.failure)
-                        : Mono.defer(() -> Mono.from(publisher(() -> invoke.apply(a.resource))))
-                        .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
-                giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel);
+        return Mono.defer(() -> {
+            AtomicReference<Attempt<?>> subscription = new AtomicReference<>();
+            return Mono.usingWhen(held,
+                            a -> !a.adopt() ? Mono.empty() : a.failure != null ? Mono.error(a.failure)
+                                    : Mono.defer(() -> Mono.from(publisher(() -> invoke.apply(a.resource))))
+                                    .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
+                            giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel)
+                    .contextWrite(Context.of(SUBSCRIPTION, subscription))
+                    .doOnCancel(() -> cancelRequested(subscription, pending));
+        });
+    }
+
+    /** The subscriber of a subscription left: see {@link Attempt#cancelRequested}. */
+    private static void cancelRequested(AtomicReference<Attempt<?>> subscription, Supplier<CompletableFuture<Void>> pending) {
+        Attempt<?> attempt = subscription.get();
+        if (attempt != null) {
+            attempt.cancelRequested(pending);
+        }
     }
 
     /** The holder of {@code name} that this chain runs inside (a nested call, reentrant), or null. */
@@ -142,6 +170,8 @@ final class ReactiveLocking {
      * long; a GCS call in flight finishes regardless): the lock taken then must be given back, never kept.
      * Who gives it back is decided under this object's monitor: the acquisition itself (cancelled before
      * it finished), the cancel (finished but not yet adopted), or usingWhen's own cleanup (adopted).
+     * A subscriber that leaves before this subscription holds nothing any more leaves a pending release
+     * ({@link PendingReleases}) that ends when it does: later calls of the name wait for it.
      */
     private static final class Attempt<H> {
         /** Who the hold of this subscription belongs to. */
@@ -153,8 +183,10 @@ final class ReactiveLocking {
         private boolean adopted;
         private boolean started;
         private boolean acquisitionEnded;
-        /** The release that a cancel during the acquisition leaves to the acquisition: ends when it ended. */
-        private CompletableFuture<Void> releasedAfterAcquisition;
+        /** This subscription holds nothing and never will again (nothing taken, or given back). */
+        private boolean over;
+        /** The pending release that a subscriber who left before {@link #over} leaves behind: ends with it. */
+        private CompletableFuture<Void> awaited;
 
         Attempt(LockOwner owner) {
             this.owner = owner;
@@ -176,6 +208,9 @@ final class ReactiveLocking {
         /** The acquisition begins, unless the subscriber already left. */
         synchronized boolean start() {
             started = !cancelled;
+            if (!started) {
+                over();
+            }
             return started;
         }
 
@@ -196,16 +231,37 @@ final class ReactiveLocking {
             cancelled = true;
             if (resource != null && !adopted) {
                 release.accept(resource);
+                over();
             } else if (resource == null && started && !acquisitionEnded) {
-                releasedAfterAcquisition = pending.get();
+                cancelRequested(pending);
+            }
+        }
+
+        /**
+         * The subscriber left (heard outside usingWhen, first): unless this subscription holds nothing any more, a
+         * pending release begins that ends when it does, so that the caller's next call of the name (or its retry) is
+         * not refused by this subscription's hold — also when usingWhen defers the cancel (the method's own code still
+         * runs) or ignores it (a completion's release is under way).
+         */
+        synchronized void cancelRequested(Supplier<CompletableFuture<Void>> pending) {
+            if (started && !over && awaited == null) {
+                awaited = pending.get();
+            }
+        }
+
+        /** This subscription holds nothing any more: a pending release it left ends. */
+        synchronized void over() {
+            over = true;
+            if (awaited != null) {
+                awaited.complete(null);
             }
         }
 
         /** The acquisition ended (taken and, if cancelled, given back; skipped; or failed). */
         synchronized void acquisitionEnded() {
             acquisitionEnded = true;
-            if (releasedAfterAcquisition != null) {
-                releasedAfterAcquisition.complete(null);
+            if (resource == null) {
+                over();
             }
         }
 

@@ -1,0 +1,156 @@
+package io.github.gcslock.spring;
+
+import io.github.gcslock.GcsLockRegistry;
+import io.github.gcslock.LockRegistry;
+import io.github.gcslock.test.ClientFaults;
+import io.github.gcslock.test.GcsEmulator;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.aop.framework.ProxyFactory;
+import org.springframework.beans.factory.support.DefaultListableBeanFactory;
+import org.springframework.context.event.ContextClosedEvent;
+import org.springframework.context.support.GenericApplicationContext;
+import org.springframework.core.env.StandardEnvironment;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+/**
+ * Two promises of the README's "Async and reactive methods" at the timings where a loaded machine broke them
+ * (issue 26's long run, InvocationOwnershipPropertyTest), made deterministic here:
+ * <ul>
+ * <li>a caller's own finished call never makes its next call skip or fail, also when the caller gave up (a
+ * {@code timeout}) while the method's own code still ran, or while the lock of a completed call was being given
+ * back;</li>
+ * <li>nested calls of the same name re-enter the enclosing hold in every mode, also once the application context
+ * is closing (closing ends waits; a reentrant call does not wait).</li>
+ * </ul>
+ */
+class OwnCallRaceAndShutdownReentryTest {
+
+    private static final GcsEmulator GCS = SharedEmulator.GCS;
+    private static final String BUCKET = SharedEmulator.newBucket();
+    private static final AtomicInteger INSTANCES = new AtomicInteger();
+
+    private final ClientFaults faults;
+    private final GcsLockRegistry registry;
+    private final GcsLockedWaits waits = new GcsLockedWaits();
+    private final Jobs jobs;
+
+    OwnCallRaceAndShutdownReentryTest() {
+        String client = "own-call-race-" + INSTANCES.incrementAndGet();
+        faults = GCS.faults().client(client);
+        faults.reset();
+        // No refresh within a test (the next request after the body is its release), no write window (the
+        // emulator has no write limit here).
+        registry = GcsLockRegistry.builder(GCS.storage(client), BUCKET).ttl(Duration.ofSeconds(20))
+                .refreshInterval(Duration.ofSeconds(5)).operationTimeout(Duration.ofSeconds(5))
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2).writeRateWindow(Duration.ZERO).build();
+        DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
+        beans.registerSingleton("registry", registry);
+        beans.registerSingleton("waits", waits);
+        GcsLockedInterceptor interceptor = new GcsLockedInterceptor(beans.getBeanProvider(LockRegistry.class),
+                new StandardEnvironment(), beans, event -> { }, () -> Duration.ZERO,
+                beans.getBeanProvider(GcsLockedAcquireListener.class));
+        interceptor.setWaits(beans.getBeanProvider(GcsLockedWaits.class));
+        ProxyFactory factory = new ProxyFactory(new Jobs());
+        factory.setProxyTargetClass(true);
+        factory.addAdvisor(new org.springframework.aop.support.DefaultPointcutAdvisor(
+                new org.springframework.aop.support.annotation.AnnotationMatchingPointcut(null, GcsLocked.class, true), interceptor));
+        jobs = (Jobs) factory.getProxy();
+    }
+
+    @AfterEach
+    void tearDown() {
+        faults.reset();
+        await("every lease to be released").atMost(Duration.ofSeconds(30)).until(() -> registry.heldLeases().isEmpty());
+        registry.close();
+    }
+
+    @Test
+    void aCallerWhoTimesOutWhileTheMethodsOwnCodeRunsIsNotRefusedByThatCallWhenItCallsAgain() {
+        // The caller's timeout fires while the first call's method is still in its own code (before it returned its
+        // Mono): Reactor's usingWhen defers that cancel until the method returned, so the caller's error, and its
+        // next call, come before the first call's release has even begun.
+        Sinks.One<String> inItsOwnCode = Sinks.one();
+        AtomicInteger ran = new AtomicInteger();
+        String result = jobs.monoFail("own-code", () -> {
+                    ran.incrementAndGet();
+                    inItsOwnCode.tryEmitValue("now");
+                    sleep(500);
+                })
+                .timeout(inItsOwnCode.asMono())
+                .onErrorResume(TimeoutException.class, e -> jobs.monoFail("own-code", ran::incrementAndGet))
+                .block(Duration.ofSeconds(30));
+        assertThat(result).as("the caller's next call, made as its first call timed out").isEqualTo("ran");
+        assertThat(ran).as("the method's runs").hasValue(2);
+    }
+
+    @Test
+    void aCallerWhoTimesOutWhileItsCompletedCallsLockIsGivenBackIsNotRefusedByItWhenItCallsAgain() {
+        // The method's publisher completes; its lock is given back (a DELETE whose reply takes 1.5 s) before the
+        // caller is told. The caller's timeout between items (300 ms) fires meanwhile: it cancels (too late for
+        // usingWhen, whose release is under way) and the caller sees its call end, with the release still in flight.
+        List<String> results = jobs.fluxFail("completed", () -> faults.slowReplies(1, Duration.ofMillis(1500)))
+                .timeout(Mono.never(), item -> Mono.delay(Duration.ofMillis(300)))
+                .onErrorResume(TimeoutException.class, e -> jobs.fluxFail("completed", () -> { }))
+                .collectList()
+                .block(Duration.ofSeconds(30));
+        assertThat(results).as("the first call's item, then the next call's, made as the first timed out")
+                .containsExactly("ran", "ran");
+        assertThat(faults.slowedReplies()).as("the first call's release was slowed").isEqualTo(1);
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The locked methods; the lock name is the first argument. */
+    public static class Jobs {
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Mono<String> monoFail(String name, Runnable ownCode) {
+            ownCode.run();
+            return Mono.just("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Flux<String> fluxFail(String name, Runnable ownCode) {
+            ownCode.run();
+            return Flux.just("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Object syncFail(String name, Supplier<Object> body) {
+            return body.get();
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Object syncWait(String name) {
+            return "ran";
+        }
+
+        @GcsLocked(value = "#p0")
+        public Mono<String> monoSkip(String name, Supplier<Mono<String>> chain) {
+            return chain.get();
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Mono<String> monoWait(String name) {
+            return Mono.just("ran");
+        }
+    }
+}
