@@ -123,7 +123,8 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         }
         LockOwner owner = returnsStage ? LockOwner.newInvocation(LockNameResolver.describe(spec.method()))
                 : GcsLocks.invocationHolding(name);
-        Lease lease = policy.acquireOrSkip(locks, name, spec, owner);
+        // A plain call inside a hold of its name on this thread re-enters it: no wait, whatever its mode.
+        Lease lease = policy.acquireOrSkip(locks, name, spec, owner, !returnsStage && GcsLocks.inside(name));
         if (lease == null) {
             return emptyResult(returnType);
         }
@@ -211,8 +212,8 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         }
         return ReactiveLocking.lockFor(returnType, name, LockNameResolver.describe(spec.method()),
                 () -> spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name) ? selfWait(name, spec) : null,
-                owner -> {
-                    Lease lease = policy.acquireOrSkip(locks, name, spec, owner);
+                (owner, nested) -> {
+                    Lease lease = policy.acquireOrSkip(locks, name, spec, owner, nested);
                     return lease == null ? null : new Held(lease, System.nanoTime(), owner);
                 },
                 Held::lease,

@@ -81,13 +81,15 @@ final class IfLockedPolicy {
      * Takes the lock as the mode says; null when the call is skipped (held elsewhere, or GCS could not be asked
      * in SKIP mode), after logging and publishing that. Throws for FAIL, a WAIT that ran out, or an outage.
      *
-     * @param owner who the hold belongs to: an invocation (a method whose work finishes on another thread), or
-     *              null for the calling thread
+     * @param owner     who the hold belongs to: an invocation (a method whose work finishes on another thread), or
+     *                  null for the calling thread
+     * @param reentrant whether {@code owner} holds the name already (a nested call): it re-enters that hold at once,
+     *                  so it neither waits for releases in flight nor counts as a wait that closing the context ends
      */
-    Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) {
+    Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant) {
         Lease lease;
         try {
-            lease = acquireReporting(locks, name, spec, owner);
+            lease = acquireReporting(locks, name, spec, owner, reentrant);
         } catch (GcsLockedWaits.ClosedWhileWaiting e) {
             // Shutdown, not a failure: one line, and the scheduler's thread is free at once.
             log.info("@GcsLocked {} did not run: the application is shutting down, so it stopped waiting for lock '{}'",
@@ -146,7 +148,7 @@ final class IfLockedPolicy {
      * annotated method does not declare {@code InterruptedException}, so rethrowing it would reach the
      * caller as an {@code UndeclaredThrowableException} and lose the interrupt.
      */
-    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) {
+    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant) {
         List<GcsLockedAcquireListener> listeners = acquireListeners == null ? List.of()
                 : acquireListeners.orderedStream().toList();
         for (GcsLockedAcquireListener l : listeners) {
@@ -155,7 +157,7 @@ final class IfLockedPolicy {
         long start = System.nanoTime();
         String outcome = "error";
         try {
-            Lease lease = acquire(locks, name, spec, owner);
+            Lease lease = acquire(locks, name, spec, owner, reentrant);
             outcome = lease != null ? "acquired" : "skipped";
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -180,11 +182,21 @@ final class IfLockedPolicy {
     }
 
     /** The registry call of each mode, for {@code owner} (null: the thread): null when SKIP finds the lock held elsewhere. */
-    private Lease acquire(LockRegistry locks, String name, LockedMethod spec, LockOwner owner) throws InterruptedException {
+    private Lease acquire(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant)
+            throws InterruptedException {
         // A release that a cancelled call of this process left running must not make this call skip or fail
         // (not waited for inside a hold of the name: a nested call re-enters or is refused, never by a release).
-        if (!GcsLocks.inside(name)) {
+        if (!reentrant && !GcsLocks.inside(name)) {
             pendingReleases.awaitReleases(locks, name);
+        }
+        if (reentrant) {
+            // Re-enters its owner's hold at once (no request, no wait), in every mode: so it runs also once the
+            // context is closing, as the enclosing hold's method goes on running. (Not re-entered — its enclosing
+            // hold ended meanwhile — it goes on as any call of the mode.)
+            Optional<Lease> held = tryAcquire(locks, name, owner);
+            if (held.isPresent()) {
+                return held.get();
+            }
         }
         if (spec.ifLocked() == IfLocked.WAIT) {
             return acquire(locks, name, spec.maxWait() != null ? spec.maxWait() : NO_LIMIT, owner);

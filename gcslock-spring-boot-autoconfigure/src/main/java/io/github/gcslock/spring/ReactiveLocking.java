@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -64,14 +65,15 @@ final class ReactiveLocking {
      * @param method   what is locked (the method), naming each subscription's owner
      * @param selfWait asked on the subscribing thread when the subscription is not nested in a holder of the name:
      *                 the error to signal at once (a WAIT that would wait for a hold of its own thread), or null
-     * @param acquire  takes the lock for the owner given (blocking); null when the call is skipped (the result is then empty)
+     * @param acquireAs takes the lock for the owner given (blocking), told whether that owner is the enclosing holder
+     *                 (a nested subscription, reentrant); null when the call is skipped (the result is then empty)
      * @param leaseOf  the lease of what {@code acquire} returned
      * @param invoke   invokes the method (once per subscription) under what {@code acquire} returned and returns its publisher
      * @param release  gives the lock back (blocking)
      * @param pending  begins a release the cancelling subscriber does not wait for (see {@link PendingReleases})
      */
     static <H> Object lockFor(Class<?> type, String name, String method, Supplier<RuntimeException> selfWait,
-                              Function<LockOwner, H> acquire, Function<H, Lease> leaseOf, Function<H, Object> invoke,
+                              BiFunction<LockOwner, Boolean, H> acquireAs, Function<H, Lease> leaseOf, Function<H, Object> invoke,
                               Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
         // (An attempt that failed holds nothing: nothing to give back.)
         Function<Attempt<H>, Mono<Void>> giveBack = a -> a.resource == null ? Mono.<Void>empty()
@@ -96,6 +98,7 @@ final class ReactiveLocking {
             }
             Attempt<H> attempt = new Attempt<>(enclosing != null ? enclosing : LockOwner.newInvocation(method));
             ctx.<AtomicReference<Attempt<?>>>getOrEmpty(SUBSCRIPTION).ifPresent(s -> s.set(attempt));
+            Function<LockOwner, H> acquire = owner -> acquireAs.apply(owner, enclosing != null);
             // The acquisition never throws out of the callable: an error raised just as the subscriber leaves would
             // be dropped by subscribeOn, which Reactor logs at ERROR. It travels as the attempt's failure instead,
             // and is signalled only to a subscriber still there: decided under the attempt's monitor when usingWhen

@@ -110,6 +110,22 @@ class OwnCallRaceAndShutdownReentryTest {
         assertThat(faults.slowedReplies()).as("the first call's release was slowed").isEqualTo(1);
     }
 
+    @Test
+    void aNestedPlainWaitCallRunsOnceTheContextIsClosing() {
+        waits.onApplicationEvent(new ContextClosedEvent(new GenericApplicationContext()));
+        // A job that started (FAIL does not wait) calls a WAIT method of its own lock: a reentrant hold, no wait.
+        assertThat(jobs.syncFail("sync-nested", () -> jobs.syncWait("sync-nested")))
+                .as("what the nested WAIT call returned").isEqualTo("ran");
+    }
+
+    @Test
+    void aNestedPublisherWaitCallInTheHoldersChainRunsOnceTheContextIsClosing() {
+        waits.onApplicationEvent(new ContextClosedEvent(new GenericApplicationContext()));
+        // A publisher's chain subscribes a WAIT publisher of its own lock: reentrant (README: runs), no wait.
+        assertThat(jobs.monoSkip("chain-nested", () -> jobs.monoWait("chain-nested")).block(Duration.ofSeconds(30)))
+                .as("what the nested WAIT publisher emitted").isEqualTo("ran");
+    }
+
     static void sleep(long millis) {
         try {
             Thread.sleep(millis);

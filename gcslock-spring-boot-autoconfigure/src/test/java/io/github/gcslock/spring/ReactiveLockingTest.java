@@ -25,7 +25,7 @@ class ReactiveLockingTest {
         Object held = new Object();
         @SuppressWarnings("unchecked")
         Mono<String> mono = (Mono<String>) ReactiveLocking.lockFor(Mono.class, "job", "test", () -> null,
-                owner -> {
+                (owner, nested) -> {
                     acquiring.countDown();
                     // An acquisition that ignores the interrupt Reactor may send on cancel, as a GCS call in
                     // flight would: it completes after the subscriber is gone.
