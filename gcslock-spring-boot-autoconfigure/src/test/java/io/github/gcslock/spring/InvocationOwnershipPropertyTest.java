@@ -514,11 +514,10 @@ class InvocationOwnershipPropertyTest {
             // SKIP and FAIL decide at once, and so does a call that must run; a WAIT may wait for a running body.
             if (mode != Mode.WAIT || mustRun) {
                 settle(call::decided, () -> "the call " + call + " to decide (run, skip or fail)" + steps());
-                if (mustRun && op == Op.TIMEOUT_RETRY && call.ran() && nested == null && mode != Mode.HOLD) {
+                if (mustRun && op == Op.TIMEOUT_RETRY && call.ran() && mode != Mode.HOLD) {
                     // The first subscription runs until its timeout cancels it; the retry must not find that hold.
-                    // (Not checked while the body's synchronous part makes a nested call: a timeout then may reach
-                    // the lock's operator only after the retry subscribed, delivered later by the thread that runs
-                    // that part — Reactor's ordering, which no operator downstream can change.)
+                    // (Also while the body's synchronous part makes a nested call: usingWhen defers that cancel until
+                    // the part returned, but gcslock hears it outside usingWhen, before the retry subscribes.)
                     settle(() -> call.terminated, () -> "the call " + call + " to time out" + steps());
                     if (call.failure == null && call.runs.size() == 1 && !faulted()) {
                         violations.add("the retry of " + call + " after its timeout found its own cancelled hold: skipped");
