@@ -174,7 +174,7 @@ final class GcsLease implements Lease {
             // Already lost: tell it now (on the listener threads, after the loss's own notification, which
             // may or may not have seen it in the list: hence "once").
             LockLostException ex = new LockLostException(name, generation, lostReason);
-            engine.listeners().dispatch(name, () -> once.tell(this, ex));
+            engine.listeners().dispatchToLeaseListeners(this, () -> once.tell(this, ex));
         }
         return this;
     }
@@ -439,7 +439,7 @@ final class GcsLease implements Lease {
                 log.warn("lease-lost listener of lock '{}' threw; ignored", name, e);
             } catch (Error e) {
                 // rule 20: one failing listener never hides the event from the others (the lease's other lost
-                // listeners and the registry's, told after these on the same listener thread)
+                // listeners, told after it on the same listener thread; the registry's are told on channels of their own)
                 log.warn("lease-lost listener of lock '{}' threw {}; the other listeners are told all the same", name, e.toString());
                 log.debug("the listener's error", e);
             }

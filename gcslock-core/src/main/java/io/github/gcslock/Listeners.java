@@ -4,10 +4,12 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 
 /**
@@ -19,16 +21,18 @@ import java.util.function.LongSupplier;
  *
  * <p>Threads (rule 20): {@code acquireStarted} and {@code acquireFinished} run on the acquiring thread;
  * the other acquisition events ({@code acquired}, {@code notAcquired}, {@code tookOver},
- * {@code fencingTokenRegression}) run there too unless earlier events of the lock are still pending, in which
- * case they are queued behind them; the refresh, loss and release events go through the
- * {@link LockEventDispatcher}, in order per lock and never on the refresher's or the deadline timer's threads.
+ * {@code fencingTokenRegression}) run there too for each listener unless its earlier events of the lock are still
+ * pending, in which case they are queued behind them; the refresh, loss and release events go through the
+ * {@link LockEventDispatcher}, in order per lock and listener, and never on the refresher's or the deadline timer's
+ * threads. Each listener has a queue per lock of its own (and a lease's {@code onLost} listeners one of theirs), so a
+ * listener that blocks delays only its own later events.
  */
 final class Listeners implements LockStore.RequestOutcomes {
 
     private static final Logger log = LoggerFactory.getLogger(Listeners.class);
 
     private final List<LockEventListener> all = new CopyOnWriteArrayList<>();
-    /** Runs callbacks off the refresher's and deadline timer's threads, in order per lock (rule 20). */
+    /** Runs callbacks off the refresher's and deadline timer's threads, in order per lock and listener (rule 20). */
     private final LockEventDispatcher events;
     private final LongSupplier nanoTime;
 
@@ -66,73 +70,71 @@ final class Listeners implements LockStore.RequestOutcomes {
         if (holder == null) {
             return;
         }
-        events.runHereOrQueue(name, () -> {
-            each(l -> l.notAcquired(name, holder));
-        });
+        acquisitionEvent(name, l -> l.notAcquired(name, holder));
     }
 
     /** Among the lock's events (rule 20): on the acquiring thread, or queued behind a previous lease's events. */
     void tookOver(String name, LockInfo stale) {
-        events.runHereOrQueue(name, () -> {
-            each(l -> l.tookOver(name, stale));
-        });
+        acquisitionEvent(name, l -> l.tookOver(name, stale));
     }
 
     /** Among the lock's events, before the lease's "acquired" (rule 20), as {@link #acquired}. */
     void fencingTokenRegression(Lease lease, long highestSeenBefore) {
-        events.runHereOrQueue(lease.name(), () -> {
-            each(l -> l.fencingTokenRegression(lease, highestSeenBefore));
-        });
+        acquisitionEvent(lease.name(), l -> l.fencingTokenRegression(lease, highestSeenBefore));
     }
 
     /**
-     * First among the lease's events (rule 20): its refreshes, already scheduled, queue behind this. On the
-     * acquiring thread when nothing of the lock is pending (an Error thrown there reaches the caller, who then
-     * does not hold the lock); when a previous lease's events are still pending or running (a slow "lost"
-     * listener), queued behind them on the listener threads — the acquiring thread never waits for listeners,
-     * and a failure there is logged like any listener's.
+     * First among the lease's events (rule 20): its refreshes, already scheduled, queue behind this. For each listener:
+     * on the acquiring thread when nothing of that listener's view of the lock is pending (an Error thrown there
+     * reaches the caller, who then does not hold the lock); when a previous lease's events are still pending or
+     * running for it (its slow "lost" listener), queued behind them on the listener threads — the acquiring thread
+     * never waits for listeners, and a failure there is logged like any listener's.
      */
     void acquired(Lease lease) {
-        events.runHereOrQueue(lease.name(), () -> {
-            each(l -> l.acquired(lease));
-        });
+        acquisitionEvent(lease.name(), l -> l.acquired(lease));
     }
 
     // ---- through the dispatcher
 
     void refreshed(Lease lease) {
-        events.dispatch(lease.name(), () -> {
-            each(l -> l.refreshed(lease));
-        });
+        dispatchToEach(lease.name(), l -> l.refreshed(lease));
     }
 
     void refreshFailed(Lease lease, Exception e) {
-        events.dispatch(lease.name(), () -> {
-            each(l -> l.refreshFailed(lease, e));
-        });
+        dispatchToEach(lease.name(), l -> l.refreshFailed(lease, e));
     }
 
     /**
-     * Tells the lease's own lost listeners ({@code leaseListeners}) and then the registry's, on the
-     * listener threads: never on the refresher or the deadline timer, which must not wait for a slow
-     * listener (rule 20), nor on a caller's {@code isHealthy()} check.
+     * Tells the lease's own lost listeners ({@code leaseListeners}) and the registry's, on the listener threads:
+     * never on the refresher or the deadline timer, which must not wait for a slow listener (rule 20), nor on a
+     * caller's {@code isHealthy()} check. The lease's listeners are a channel of their own, so they wait for no
+     * listener of another lease (a previous lease's slow {@code released} listener) and for no registry listener;
+     * each registry listener is told after its own earlier events of the lock.
      */
     void lost(Lease lease, LockLostException reason, Runnable leaseListeners) {
-        events.dispatch(lease.name(), () -> {
-            leaseListeners.run();
-            each(l -> l.lost(lease, reason));
-        });
+        events.dispatch(leaseChannel(lease), leaseListeners);
+        dispatchToEach(lease.name(), l -> l.lost(lease, reason));
+    }
+
+    /** Runs {@code event} (an {@code onLost} listener of {@code lease}) after the lease's earlier lost notification. */
+    void dispatchToLeaseListeners(Lease lease, Runnable event) {
+        events.dispatch(leaseChannel(lease), event);
     }
 
     /**
-     * Queues "released" now among the lock's events, to be delivered by running the returned task: on the
-     * releasing thread if it is not an engine thread, and always after the lock's earlier events. A release
-     * queues it before it frees the name locally, so that the next lease's "acquired" comes after it.
+     * Queues "released" now among each listener's events of the lock, to be delivered by running the returned task:
+     * on the releasing thread if it is not an engine thread, and always after that listener's earlier events of the
+     * lock. A release queues it before it frees the name locally, so that the next lease's "acquired" comes after it.
      */
     Runnable releasedQueued(Lease lease) {
-        return events.queueToRunHere(lease.name(), () -> {
-            each(l -> l.released(lease));
-        });
+        if (all.isEmpty()) {
+            return () -> { };
+        }
+        List<Runnable> deliveries = new ArrayList<>(all.size());
+        for (LockEventListener l : all) {
+            deliveries.add(events.queueToRunHere(channel(lease.name(), l), () -> tell(l, x -> x.released(lease))));
+        }
+        return () -> deliveries.forEach(Runnable::run);
     }
 
     // ---- request outcomes (LockStore): on the requesting thread if it is an application's, else dispatched
@@ -142,45 +144,66 @@ final class Listeners implements LockStore.RequestOutcomes {
 
     @Override
     public void answered(String name) {
-        if (all.isEmpty()) {
-            return;
+        for (LockEventListener l : all) {
+            events.dispatchOrRunHere(channel(name == null ? NO_LOCK : name, l), () -> tell(l, x -> x.requestAnswered(name)));
         }
-        events.dispatchOrRunHere(name == null ? NO_LOCK : name, () -> {
-            each(l -> l.requestAnswered(name));
-        });
     }
 
     @Override
     public void failed(String name, GcsLockException error) {
-        if (all.isEmpty()) {
-            return;
+        for (LockEventListener l : all) {
+            events.dispatchOrRunHere(channel(name == null ? NO_LOCK : name, l), () -> tell(l, x -> x.requestFailed(name, error)));
         }
-        events.dispatchOrRunHere(name == null ? NO_LOCK : name, () -> {
-            each(l -> l.requestFailed(name, error));
-        });
     }
 
-    /** Runs {@code event} on the listener threads after the earlier events of lock {@code name}. */
-    void dispatch(String name, Runnable event) {
-        events.dispatch(name, event);
+    // ---- one channel per listener and lock (rule 20)
+
+    private static LockEventDispatcher.Channel channel(String name, LockEventListener listener) {
+        return new LockEventDispatcher.Channel(name, listener);
+    }
+
+    /** The channel of a lease's own {@code onLost} listeners. */
+    private static LockEventDispatcher.Channel leaseChannel(Lease lease) {
+        return new LockEventDispatcher.Channel(lease.name(), lease);
+    }
+
+    /** Each listener's event on the listener threads, after that listener's earlier events of the lock. */
+    private void dispatchToEach(String name, Consumer<LockEventListener> call) {
+        for (LockEventListener l : all) {
+            events.dispatch(channel(name, l), () -> tell(l, call));
+        }
     }
 
     /**
-     * Tells every listener, whatever another one threw (rule 20): a RuntimeException is logged and ignored; an
-     * {@link Error} is logged too and, once every listener has been told, the first one is thrown — to the thread
-     * that ran the event: the acquiring thread (whose call fails, its lease handed back) or a listener thread (which
-     * logs it). One failing listener never hides an event from the others.
+     * An acquisition event: for each listener on the acquiring thread, at once, when nothing of its view of the lock is
+     * pending, else queued behind its earlier events (rule 20). Every listener is told whatever another threw; the
+     * first {@link Error} thrown on this thread is thrown once every listener was told or queued.
      */
-    private void each(java.util.function.Consumer<LockEventListener> call) {
+    private void acquisitionEvent(String name, Consumer<LockEventListener> call) {
+        if (all.isEmpty()) {
+            return;
+        }
+        List<LockEventDispatcher.Channel> channels = new ArrayList<>();
+        List<Runnable> tasks = new ArrayList<>();
+        for (LockEventListener l : all) {
+            channels.add(channel(name, l));
+            tasks.add(() -> tell(l, call));
+        }
+        events.runHereOrQueue(channels, tasks);
+    }
+
+    /**
+     * Tells every listener on the calling thread, whatever another one threw (rule 20): a RuntimeException is logged and
+     * ignored; an {@link Error} is logged too and, once every listener has been told, the first one is thrown to the
+     * acquiring thread (whose call fails, its lease handed back). One failing listener never hides an event from the
+     * others. For {@code acquireStarted} and {@code acquireFinished}, which always run on the acquiring thread.
+     */
+    private void each(Consumer<LockEventListener> call) {
         Error first = null;
         for (LockEventListener l : all) {
             try {
-                call.accept(l);
-            } catch (RuntimeException e) {
-                log.warn("a LockEventListener threw; ignored", e);
+                tell(l, call);
             } catch (Error e) {
-                log.warn("a LockEventListener threw {}; the other listeners are told all the same", e.toString());
-                log.debug("the listener's error", e);
                 if (first == null) {
                     first = e;
                 } else if (first != e) {
@@ -190,6 +213,19 @@ final class Listeners implements LockStore.RequestOutcomes {
         }
         if (first != null) {
             throw first;
+        }
+    }
+
+    /** Tells one listener: a RuntimeException is logged and ignored; an {@link Error} is logged and thrown. */
+    private static void tell(LockEventListener listener, Consumer<LockEventListener> call) {
+        try {
+            call.accept(listener);
+        } catch (RuntimeException e) {
+            log.warn("a LockEventListener threw; ignored", e);
+        } catch (Error e) {
+            log.warn("a LockEventListener threw {}; the other listeners are told all the same", e.toString());
+            log.debug("the listener's error", e);
+            throw e;
         }
     }
 }

@@ -15,8 +15,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * {@link LockEventListener} promises one-at-a-time, in-order delivery per lock (rule 20) — across the leases
- * of one name too: the next lease's "acquired" comes after every event of the lease before it.
+ * {@link LockEventListener} promises one-at-a-time, in-order delivery per lock and listener (rule 20) — across the
+ * leases of one name too: the next lease's "acquired" comes after every event of the lease before it; and a listener
+ * that blocks delays only its own later events.
  */
 class EventOrderAcrossLeasesTest extends EmulatorTestBase {
 
@@ -77,6 +78,78 @@ class EventOrderAcrossLeasesTest extends EmulatorTestBase {
         second.get().release();
         await("lease 2's \"released\" event").atMost(Duration.ofSeconds(30)).until(() -> events.contains("released 2"));
         assertThat(events).containsExactly("acquired 1", "lost 1", "lost-done 1", "released 1", "acquired 2", "released 2");
+    }
+
+    /**
+     * Rule 20: a listener still busy with one lease delays only its own later events. Interleaving: listener X blocks
+     * in lease 1's {@code lost} (an alert over a slow network); the application releases lease 1 and acquires the name
+     * again (lease 2), whose object is then deleted too, so lease 2 is lost while X still runs. Before: every event
+     * of the lock waited in one queue behind X, so lease 2's {@code onLost} listener and every other registry
+     * listener heard of the loss only after X returned — the holder of lease 2 could go on working unwarned for as
+     * long as X blocked. Now each listener (and each lease's {@code onLost} listeners) has a queue per lock of its own.
+     */
+    @Test
+    void aListenerBusyWithOneLeaseDelaysNoOtherListenerOfTheNextLeasesLoss() throws Exception {
+        List<String> slow = new CopyOnWriteArrayList<>();
+        List<String> other = new CopyOnWriteArrayList<>();
+        CountDownLatch lostStarted = new CountDownLatch(1);
+        CountDownLatch letLostFinish = new CountDownLatch(1);
+        AtomicReference<Lease> first = new AtomicReference<>();
+        GcsLockRegistry r = registry(b -> b.listener(new LockEventListener() {
+            @Override
+            public void acquired(Lease lease) {
+                slow.add("acquired " + (lease == first.get() || first.get() == null ? "1" : "2"));
+            }
+
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                boolean one = lease == first.get();
+                slow.add("lost " + (one ? "1" : "2"));
+                if (one) {
+                    lostStarted.countDown();
+                    try {
+                        letLostFinish.await(60, TimeUnit.SECONDS); // an alert sent over a slow network
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            }
+
+            @Override
+            public void released(Lease lease) {
+                slow.add("released " + (lease == first.get() ? "1" : "2"));
+            }
+        }).listener(new LockEventListener() {
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                other.add("lost " + (lease == first.get() ? "1" : "2"));
+            }
+        }));
+        try {
+            first.set(r.tryAcquire("busy").orElseThrow());
+            storage.delete(BlobId.of(BUCKET, "gcslock/busy")); // the next refresh meets 404: lease 1 is lost
+            assertThat(lostStarted.await(30, TimeUnit.SECONDS)).as("the slow listener's lost of lease 1 started").isTrue();
+            first.get().release();
+            Lease second = r.tryAcquire("busy").orElseThrow();
+            List<String> onLost = new CopyOnWriteArrayList<>();
+            second.onLost((lease, reason) -> onLost.add("lost 2"));
+            storage.delete(BlobId.of(BUCKET, "gcslock/busy")); // and lease 2 is lost while the slow listener still runs
+
+            await("lease 2's onLost listener and the other registry listener told of its loss while the first listener"
+                    + " still blocks in lease 1's lost").atMost(Duration.ofSeconds(30))
+                    .until(() -> onLost.contains("lost 2") && other.contains("lost 2"));
+            assertThat(slow).as("the blocked listener has had only its own events so far").containsExactly("acquired 1", "lost 1");
+            assertThat(second.isHealthy()).isFalse();
+
+            letLostFinish.countDown();
+            second.release();
+            await("the slow listener's queued events").atMost(Duration.ofSeconds(30)).until(() -> slow.contains("released 2"));
+            assertThat(slow).as("each listener still sees the lock's events in order")
+                    .containsExactly("acquired 1", "lost 1", "released 1", "acquired 2", "lost 2", "released 2");
+            assertThat(other).containsExactly("lost 1", "lost 2");
+        } finally {
+            letLostFinish.countDown();
+        }
     }
 
     private static boolean waitsInTheDispatcher(Thread t) {

@@ -133,6 +133,21 @@ class ExplorerFindingsTest extends EmulatorTestBase {
                 assertThat(told).contains("onLost " + second.leaseId(), "lost " + second.leaseId()));
         second.release();
         await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> assertThat(told).contains("released " + second.leaseId()));
+
+        // On the acquiring thread too: an Error of one listener's "acquired" fails the call (its lease handed back),
+        // and every other listener is told all the same.
+        List<String> toldHere = new CopyOnWriteArrayList<>();
+        GcsLockRegistry here = registry(c -> c.listener(new LockEventListener() {
+            @Override public void acquired(Lease lease) { throw new AssertionError("listener broke"); }
+        }).listener(new LockEventListener() {
+            @Override public void acquired(Lease lease) { toldHere.add("acquired"); }
+            @Override public void released(Lease lease) { toldHere.add("released"); }
+        }));
+        assertThatThrownBy(() -> here.tryAcquire("job-here")).isInstanceOf(AssertionError.class).hasMessage("listener broke");
+        await("the lease the failed call would have returned, released").atMost(Duration.ofSeconds(30))
+                .untilAsserted(() -> assertThat(toldHere).containsExactly("acquired", "released"));
+        assertThat(here.heldLeases()).isEmpty();
+        assertThat(object("job-here")).isNull();
     }
 
     /**
