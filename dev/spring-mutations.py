@@ -56,6 +56,10 @@ muts = [
   "                    .doOnCancel(() -> attempt.cancelled(release, pending))\n                    .flatMap(a -> a.failure != null ? Mono.<Attempt<H>>error(a.failure) : Mono.just(a));"),
  ("26: holdAtLeast keeps a lost lease", S+'GcsLockedInterceptor.java',
   " || lease.lostReason().isPresent()) {", ") {"),
+ # 8652886 (gcslock-core, the health of the Spring layer hears it): a listing's later pages through the unreporting client
+ ("health: a listing's later pages are fetched by the unreporting client (8652886)", 'gcslock-core/src/main/java/io/github/gcslock/LockStore.java',
+  "        Page<Blob> page = storage.list(bucket, Storage.BlobListOption.prefix(prefix));\n",
+  "        Page<Blob> page = storage.list(bucket, Storage.BlobListOption.prefix(prefix));\n        page.iterateAll().forEach(blobs::add);\n        blobs.forEach(this::observe);\n        if (blobs != null) {\n            return blobs;\n        }\n"),
 ]
 args = sys.argv[1:]
 tries = '100'
@@ -80,7 +84,12 @@ for label, f, old, new, *rest in muts:
         out = r.stdout + r.stderr
         if r.returncode != 0 and 'COMPILATION ERROR' in out:
             print("COMPILE ERROR " + label, flush=True); continue
-        first = next((l.strip() for l in out.splitlines() if l.startswith('Caused by: java.lang.AssertionError') or 'waited 10 s' in l or 'never returned' in l), '')
+        lines = out.splitlines()
+        first = ''
+        for i, l in enumerate(lines):
+            if 'java.lang.AssertionError' in l or 'waited 10 s' in l or 'never returned' in l:
+                first = l.split('AssertionError:', 1)[-1].strip() or (lines[i + 1].strip() if i + 1 < len(lines) else '')
+                break
         if r.returncode != 0:
             killed += 1
         else:

@@ -30,6 +30,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Hooks;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 import java.time.Duration;
@@ -59,16 +60,22 @@ import java.util.function.Supplier;
  * <li>subscriptions through the Reactor operators that cancel or re-subscribe ({@code take}, {@code next},
  * {@code limitRequest}, {@code limitRate}, {@code timeout}, {@code timeout} + {@code retry}, {@code retry},
  * {@code repeat}, {@code zip}, {@code firstWithValue}, {@code block}, {@code take(Duration)}, and the same
- * returned publisher subscribed twice at once ({@code merge}), and a caller that cancels just as the lock is
- * taken (from another thread, racing the acquisition's hand-over);</li>
+ * returned publisher subscribed twice at once ({@code merge}), a subscription made on a parallel scheduler's
+ * thread, and a caller that cancels at a point of the acquisition: at once after subscribing (then calls again at
+ * once), just as the lock is taken (before its hand-over to the subscription), or 0.1 to 8 ms after (from another
+ * thread, landing in the hand-over, the adoption or the body's start);</li>
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
- * <li>nested calls of the same name from a body's synchronous part, across owner kinds;</li>
+ * <li>nested calls of the same name from a body's synchronous part, across owner kinds (plain, future, a blocked
+ * {@code Mono} and {@code Flux}, a {@code Mono} in the body's chain);</li>
  * <li>a caller's next call at once after its call ended (no step between: a scheduler's next tick);</li>
  * <li>a slowed hand-over of an acquired lock to its subscription (so that a cancel lands between the
  * acquisition and the adoption of its lock), and {@code take(Duration)};</li>
  * <li>GCS faults (one instance cut off for one to four steps) on a subset of steps, with a request that fails
- * and a call of each name the instance holds (skipped here, without a request);</li>
+ * and a call of each name the instance holds (skipped here, without a request); slow replies (an instance's next
+ * requests answered 20 to 120 ms late, no failure), so that releases and acquisitions stay in flight;</li>
+ * <li>listings of an instance's locks over more than one page, with every request after the first page failing
+ * (the instance's health must say so);</li>
  * <li>an instance's application context closing while calls wait;</li>
  * <li>beans of each class shape at start-up (a final {@code @GcsLocked} method under a class-based proxy,
  * and under an interface-based one).</li>
@@ -100,6 +107,9 @@ class InvocationOwnershipPropertyTest {
     });
     static final int CALLERS = 3;
     static final String BY_THE_TEST = "failed by the test";
+    /** Lock objects of no sequence in the bucket, so that a listing takes two pages (a page holds at most 1,000). */
+    static final int FILLERS = 1001;
+    private static volatile boolean fillersCreated;
     /** Set while the advice ordered inside gcslock's runs (what a {@code @Transactional} would be). */
     static final ThreadLocal<Integer> INNER_ADVICE = new ThreadLocal<>();
     private static final String HAND_OVER = "InvocationOwnershipPropertyTest.handOver";
@@ -116,8 +126,8 @@ class InvocationOwnershipPropertyTest {
         long t1 = System.nanoTime();
         world.finish();
         if (Boolean.getBoolean("gcslock.pbt.timing")) {
-            System.err.printf("try %d: steps %d ms, finish %d ms (%s), world %d ms%n", world.id, (t1 - t0) / 1_000_000,
-                    (System.nanoTime() - t1) / 1_000_000, world.timing, world.createdMs);
+            System.err.printf("try %d: steps %d ms, finish %d ms (%s), world %d ms; slow steps: %s%n", world.id, (t1 - t0) / 1_000_000,
+                    (System.nanoTime() - t1) / 1_000_000, world.timing, world.createdMs, world.slowSteps);
         }
     }
 
@@ -137,6 +147,8 @@ class InvocationOwnershipPropertyTest {
                 .withAction(6, new CallAction())
                 .withAction(4, new EndAction())
                 .withAction(2, new FaultAction())
+                .withAction(1, new SlowAction())
+                .withAction(1, new ListAction())
                 .withAction(1, new ShutdownAction())
                 .withAction(1, new StartUpAction())
                 .withMaxTransformations(14);
@@ -149,10 +161,13 @@ class InvocationOwnershipPropertyTest {
     enum Mode { SKIP, FAIL, WAIT, HOLD }
 
     /** How a publisher is subscribed to. */
-    enum Op { PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME, MERGE_TWICE, CANCEL_AT_ACQUISITION }
+    enum Op {
+        PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME,
+        MERGE_TWICE, CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, SUBSCRIBE_ON_PARALLEL
+    }
 
     /** The kind of a nested call of the same name from a body's synchronous part. */
-    enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN }
+    enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN, FLUX_BLOCK }
 
     enum End { VALUE, ERROR, CANCEL }
 
@@ -169,8 +184,8 @@ class InvocationOwnershipPropertyTest {
             Arbitrary<Nested> nested = Combinators.combine(Arbitraries.of(Inner.class), Arbitraries.of(Mode.SKIP, Mode.FAIL, Mode.WAIT))
                     .as(Nested::new).injectNull(0.75);
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
-                    Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), Arbitraries.of(Op.class),
-                    Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 0, 0, 2, 10)).as((ms, slow) -> new int[] {ms, slow}),
+                    Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), ops(),
+                    Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 2, 10)).as((ms, slow) -> new int[] {ms, slow}),
                     nested).as((instance, kind, mode, name, caller, op, timing, inner) -> {
                 int millis = timing[0];
                 int slow = timing[1];
@@ -185,9 +200,19 @@ class InvocationOwnershipPropertyTest {
         }
     }
 
+    /** The operators; a caller's cancellation at a point of the acquisition (at once, at it, after it) thrice as often. */
+    static Arbitrary<Op> ops() {
+        List<net.jqwik.api.Tuple.Tuple2<Integer, Op>> weighted = new ArrayList<>();
+        for (Op op : Op.values()) {
+            boolean cancelPoint = op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION || op == Op.DISPOSE_AT_ONCE;
+            weighted.add(net.jqwik.api.Tuple.of(cancelPoint ? 3 : 1, op));
+        }
+        return Arbitraries.frequency(weighted);
+    }
+
     static boolean timed(Op op) {
         return op == Op.TIMEOUT || op == Op.TIMEOUT_RETRY || op == Op.ZIP || op == Op.FIRST || op == Op.TAKE_TIME
-                || op == Op.MERGE_TWICE || op == Op.CANCEL_AT_ACQUISITION;
+                || op == Op.MERGE_TWICE || op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION;
     }
 
     /** Ends a running body (a value, an error, or the caller cancels), or cancels a call that still waits. */
@@ -207,6 +232,34 @@ class InvocationOwnershipPropertyTest {
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.integers().between(1, 4), Arbitraries.of(false, true))
                     .as((instance, steps, probe) -> Transformer.mutate("cut " + instance + " off GCS for " + steps + " step(s)"
                             + (probe ? ", probe it and call its held names again" : ""), world -> world.fault(instance, steps, probe)));
+        }
+    }
+
+    /**
+     * Slows the replies of one instance's next requests (processed at once, answered late; well within its request
+     * bound: no failure): its releases, acquisitions and refreshes stay in flight for longer, where the next call races them.
+     */
+    static final class SlowAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.integers().between(1, 8), Arbitraries.of(20, 60, 120))
+                    .as((instance, count, ms) -> Transformer.mutate("slow " + instance + "'s next " + count + " repl(ies) by " + ms + " ms",
+                            world -> world.slow(instance, count, ms)));
+        }
+    }
+
+    /**
+     * Lists the locks of one instance (more than one page: the bucket holds {@link #FILLERS} other lock objects);
+     * optionally every request after the first page fails (the instance is cut off for one to three steps then):
+     * the listing fails, and the instance's health must say so.
+     */
+    static final class ListAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(false, true), Arbitraries.integers().between(1, 3))
+                    .as((instance, failLater, steps) -> Transformer.mutate("list " + instance + "'s locks"
+                            + (failLater ? " (cut off after its first page, for " + steps + " step(s))" : ""),
+                            world -> world.list(instance, failLater, steps)));
         }
     }
 
@@ -255,14 +308,16 @@ class InvocationOwnershipPropertyTest {
         final Map<String, Call> cancelAtAcquisition = new ConcurrentHashMap<>();
         final GcsLockedInterceptor interceptor;
         volatile boolean closed;
+        /** Run when a page of a listing of this instance was answered (once), e.g. to cut it off before the next page. */
+        volatile Runnable afterListPage;
 
         Instance(String id) {
             this.id = id;
             String client = "ownership-" + id;
             faults = GCS.faults().client(client);
-            faults.heal();
+            faults.reset();
             registry = GcsLockRegistry.builder(GCS.storage(client), BUCKET).ttl(Duration.ofSeconds(2))
-                    .refreshInterval(Duration.ofMillis(300)).operationTimeout(Duration.ofMillis(500))
+                    .refreshInterval(Duration.ofMillis(300)).operationTimeout(Duration.ofMillis(300))
                     .backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2).writeRateWindow(Duration.ZERO) // the emulator has no write limit here
                     .identity("instance-" + id).listener(reachability).listener(new io.github.gcslock.LockEventListener() {
                         @Override
@@ -273,13 +328,32 @@ class InvocationOwnershipPropertyTest {
                         @Override
                         public void requestAnswered(String name) {
                             answeredRequests.incrementAndGet();
+                            Runnable then = afterListPage;
+                            if (name == null && then != null) { // a page of a listing was answered
+                                afterListPage = null;
+                                then.run();
+                            }
                         }
                     }).build();
             DefaultListableBeanFactory beans = new DefaultListableBeanFactory();
             beans.registerSingleton("registry", registry);
             beans.registerSingleton("cancelAtAcquisition", (GcsLockedAcquireListener) (lockName, mode, outcome, took) -> {
                 Call call = "acquired".equals(outcome) ? cancelAtAcquisition.remove(lockName) : null;
-                if (call != null) {
+                if (call != null && call.op == Op.CANCEL_AFTER_ACQUISITION) {
+                    // The caller cancels on another thread a little later (0.1 to 8 ms), while the acquisition goes on:
+                    // the cancel lands in the hand-over of the taken lock to its subscription (slowed or not), in its
+                    // adoption, or in the body's start.
+                    APP.execute(() -> {
+                        long until = System.nanoTime() + call.millis * 100_000L;
+                        while (call.subscription == null && !call.terminated && System.nanoTime() - until < 1_000_000_000L) {
+                            Thread.onSpinWait(); // the subscribe() that returns it may not have returned yet
+                        }
+                        while (System.nanoTime() < until) {
+                            Thread.onSpinWait();
+                        }
+                        call.cancel();
+                    });
+                } else if (call != null) {
                     // The caller cancels on another thread just as the lock is taken: the cancel races the
                     // acquisition's last steps (its hand-over to the subscription), where a taken lock must not be lost.
                     CountDownLatch cancelling = new CountDownLatch(1);
@@ -355,6 +429,10 @@ class InvocationOwnershipPropertyTest {
 
         final long createdMs;
         String timing;
+        /** For -Dgcslock.pbt.timing: the steps that took longer than 250 ms. */
+        final List<String> slowSteps = new ArrayList<>();
+        long lastTick;
+        int lastLogSize;
 
         World(int id) {
             long t0 = System.nanoTime();
@@ -392,6 +470,12 @@ class InvocationOwnershipPropertyTest {
 
         /** Called at the start of each step: a fault lasts for the steps it was given. */
         void tick() {
+            long now = System.nanoTime();
+            if (lastTick != 0 && now - lastTick > 250_000_000L) {
+                slowSteps.add((now - lastTick) / 1_000_000 + " ms: " + String.join(" / ", log.subList(Math.min(lastLogSize, log.size()), log.size())));
+            }
+            lastTick = now;
+            lastLogSize = log.size();
             if (cut != null && --cutSteps < 0) {
                 cut.faults.heal();
                 log.add("(" + cut.id + " back on GCS)");
@@ -427,6 +511,61 @@ class InvocationOwnershipPropertyTest {
                 if (!r.ended && r.call.at == cut && r.lease != null && r.lease.isHealthy()) {
                     call(cut.id, Kind.SYNC, Mode.SKIP, r.call.shortName(), 0, Op.PLAIN, 1, null, 0, false);
                     break;
+                }
+            }
+        }
+
+        void slow(String instanceId, int count, int ms) {
+            tick();
+            Instance at = instance(instanceId);
+            at.faults.slowReplies(count, Duration.ofMillis(ms));
+            log.add("slow " + at.id + "'s next " + count + " repl(ies) by " + ms + " ms");
+        }
+
+        /** Lists an instance's locks (two pages or more); {@code failLater}: every request after the first page fails. */
+        void list(String instanceId, boolean failLater, int steps) {
+            tick();
+            Instance at = instance(instanceId);
+            ensureFillers();
+            if (failLater && cut != null) {
+                log.add("(a fault is on already: a listing without one)");
+                failLater = false;
+            }
+            int[] atPartition = {-1, -1};
+            if (failLater) {
+                at.afterListPage = () -> {
+                    at.faults.partition(ClientFaults.Partition.FAIL);
+                    atPartition[0] = at.failedRequests.get();
+                    atPartition[1] = at.answeredRequests.get();
+                };
+            }
+            String outcome;
+            try {
+                List<io.github.gcslock.LockInfo> all = at.registry.list();
+                outcome = all.size() + " lock(s)";
+                if (all.size() < FILLERS) {
+                    violations.add("a listing of " + at.id + " returned " + all.size() + " locks, but the bucket holds "
+                            + FILLERS + " fillers alone (a later page was lost)");
+                }
+            } catch (GcsLockException e) {
+                outcome = "failed: " + e.getClass().getSimpleName();
+            } finally {
+                at.afterListPage = null;
+            }
+            log.add("list " + at.id + "'s locks" + (failLater ? " (cut off after its first page, for " + steps + " step(s))" : "")
+                    + " -> " + outcome);
+            if (atPartition[0] >= 0) {
+                faulted = true;
+                cut = at;
+                cutSteps = steps;
+                failedAtCut = atPartition[0];
+                answeredAtCut = atPartition[1];
+                if (at.failedRequests.get() == failedAtCut) {
+                    violations.add("a listing of " + at.id + " was cut off after its first page, but no request failed: " + outcome);
+                }
+                // Nothing of this instance was answered since (it is cut off): its health must say GCS is unreachable.
+                if (at.answeredRequests.get() == answeredAtCut && at.reachability.outage().isEmpty()) {
+                    violations.add("a listing of " + at.id + " failed on a later page (" + outcome + "), but its health says GCS is reachable");
                 }
             }
         }
@@ -533,6 +672,15 @@ class InvocationOwnershipPropertyTest {
             }
             if (cut == at && call.gcsFailure != null && at.reachability.outage().isEmpty()) {
                 violations.add(call + " failed on GCS (" + call.gcsFailure + ") while its health says GCS is reachable");
+            }
+            if (op == Op.DISPOSE_AT_ONCE) {
+                // Its caller gave up at once and calls again at once (a retry after a timeout of nothing, a user's
+                // second click): the acquisition or release of its disposed call may still be in flight, and must not
+                // make this call skip or fail.
+                settle(call::finished, () -> "the disposed call " + call + " to return" + steps());
+                boolean mustRunAgain = mustRun && mustRunHere(name) && !at.closed;
+                log.add("  (its caller calls again at once)");
+                call(at.id, kind, mode, shortName, caller, Op.PLAIN, millis, nested, handOver, mustRunAgain);
             }
         }
 
@@ -732,11 +880,12 @@ class InvocationOwnershipPropertyTest {
             assertNone(new ArrayList<>(violations));
         }
 
+        /** The lock objects of this sequence's names (read one by one: a listing of the bucket is two pages, fillers). */
         private List<String> objectsLeft() {
             List<String> left = new ArrayList<>();
-            for (Blob o : GCS.storage().list(BUCKET, Storage.BlobListOption.prefix("gcslock/")).iterateAll()) {
-                if (o.getName().endsWith("-" + id)) {
-                    left.add(o.getName());
+            for (String n : List.of("x", "y", "s")) {
+                if (GCS.storage().get(BlobId.of(BUCKET, "gcslock/" + lockName(n))) != null) {
+                    left.add("gcslock/" + lockName(n));
                 }
             }
             return left;
@@ -752,7 +901,16 @@ class InvocationOwnershipPropertyTest {
                 boolean lost = runs.stream().anyMatch(r -> r.call.name.equals(run.call.name) && !r.ended
                         && r.lease != null && !r.lease.isHealthy() && r.lease.lostReason().isPresent());
                 if (!lost) {
-                    violations.add(run + " started while " + (now - 1) + " other body(ies) of '" + run.call.shortName() + "' ran");
+                    List<String> others = new ArrayList<>();
+                    for (Run r : runs) {
+                        if (r != run && r.call.name.equals(run.call.name) && !r.ended) {
+                            others.add(r + " (lease " + (r.lease == null ? "none" : r.lease.leaseId() + ", token " + r.lease.fencingToken()
+                                    + ", healthy " + r.lease.isHealthy() + ", expires " + r.lease.expiresAt() + ", lost " + r.lease.lostReason().orElse("no")) + ")");
+                        }
+                    }
+                    violations.add(run + " (lease " + (run.lease == null ? "none" : run.lease.leaseId() + ", token " + run.lease.fencingToken())
+                            + ") started at " + java.time.Instant.now() + " while " + (now - 1) + " other body(ies) of '"
+                            + run.call.shortName() + "' ran: " + others);
                 }
             }
         }
@@ -765,7 +923,7 @@ class InvocationOwnershipPropertyTest {
             Hooks.resetOnErrorDropped();
             Hooks.resetOnEachOperator(HAND_OVER);
             for (Instance i : List.of(a, b)) {
-                i.faults.heal();
+                i.faults.reset();
             }
             for (Run r : runs) {
                 r.endAsked = true;
@@ -780,6 +938,26 @@ class InvocationOwnershipPropertyTest {
             a.registry.close();
             b.registry.close();
         }
+    }
+
+    /** Creates the {@link #FILLERS} once (in parallel: 1 to 4 s). */
+    static synchronized void ensureFillers() {
+        if (fillersCreated) {
+            return;
+        }
+        Storage storage = GCS.storage();
+        List<CompletableFuture<Void>> creates = new ArrayList<>();
+        ExecutorService pool = Executors.newFixedThreadPool(16);
+        try {
+            for (int i = 0; i < FILLERS; i++) {
+                String name = "gcslock/filler-" + i + "f"; // never "-<try>": not an object of a sequence
+                creates.add(CompletableFuture.runAsync(() -> storage.create(com.google.cloud.storage.BlobInfo.newBuilder(BUCKET, name).build()), pool));
+            }
+            CompletableFuture.allOf(creates.toArray(CompletableFuture[]::new)).join();
+        } finally {
+            pool.shutdown();
+        }
+        fillersCreated = true;
     }
 
     static void pause() {
@@ -877,14 +1055,14 @@ class InvocationOwnershipPropertyTest {
                         f.whenComplete((v, e) -> terminated = true);
                     }
                     case MONO -> {
-                        if (op == Op.CANCEL_AT_ACQUISITION) {
+                        if (op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION) {
                             at.cancelAtAcquisition.put(name, this);
                         }
                         Mono<String> mono = mono(jobs, mode, name, this);
                         subscribe(mono.flux(), mono);
                     }
                     case FLUX -> {
-                        if (op == Op.CANCEL_AT_ACQUISITION) {
+                        if (op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION) {
                             at.cancelAtAcquisition.put(name, this);
                         }
                         Flux<String> flux = flux(jobs, mode, name, this);
@@ -922,7 +1100,9 @@ class InvocationOwnershipPropertyTest {
                 case FIRST -> Mono.firstWithValue(first, Mono.delay(t).map(x -> "delay")).flux();
                 case TAKE_TIME -> flux.take(t);
                 // The same returned publisher subscribed twice at once: two invocations, one of them finds the lock held.
-                case CANCEL_AT_ACQUISITION -> flux; // see Instance's acquire listener
+                case CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE -> flux; // see Instance's acquire listener, and below
+                // The subscription made on a parallel scheduler's thread (as a caller on an event loop does).
+                case SUBSCRIBE_ON_PARALLEL -> flux.subscribeOn(Schedulers.parallel());
                 // (The second after `millis`, so that it may come when the first holds the lock, not while it asks GCS;
                 // errors delayed: a second error is no drop.)
                 case MERGE_TWICE -> Flux.mergeDelayError(2, flux, flux.delaySubscription(t));
@@ -942,6 +1122,9 @@ class InvocationOwnershipPropertyTest {
                 failed(e);
                 terminated = true;
             }, () -> terminated = true);
+            if (op == Op.DISPOSE_AT_ONCE) {
+                cancel(); // the caller gives up at once: before, during or just after the acquisition (its caller calls again)
+            }
         }
 
         /** The caller gives up: cancels its future or disposes its subscription; false for a sync call. */
@@ -994,7 +1177,7 @@ class InvocationOwnershipPropertyTest {
             if (failure != null) {
                 return !(failure instanceof java.util.concurrent.TimeoutException);
             }
-            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
+            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.CANCEL_AFTER_ACQUISITION && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
         }
 
         /** Ran, or decided not to (skipped, failed, terminated empty). */
@@ -1049,6 +1232,7 @@ class InvocationOwnershipPropertyTest {
                     case SYNC -> inner(jobs, nested.mode(), name);
                     case FUTURE -> innerFuture(jobs, nested.mode(), name).join();
                     case MONO_BLOCK, MONO_CHAIN -> innerMono(jobs, nested.mode(), name).block(Duration.ofSeconds(60));
+                    case FLUX_BLOCK -> innerFlux(jobs, nested.mode(), name).blockLast(Duration.ofSeconds(60));
                 };
                 outcome = r == null ? "skipped" : "ran";
             } catch (Throwable t) {
@@ -1129,6 +1313,10 @@ class InvocationOwnershipPropertyTest {
             switch (call.kind) {
                 case SYNC, FUTURE_ASYNC -> gate.countDown();
                 case FUTURE -> {
+                    // The work ends here: marked before the future completes, since the release registered on it runs
+                    // first (a CompletableFuture runs its dependents last-registered first), and with a slow reply
+                    // the next holder's body may start before a mark made after it.
+                    leave();
                     if (error != null) {
                         call.work.completeExceptionally(error);
                     } else {
@@ -1147,7 +1335,7 @@ class InvocationOwnershipPropertyTest {
         }
 
         /** The body's work ended (on whichever thread ends it). */
-        void leave() {
+        synchronized void leave() {
             if (!ended) {
                 call.world.leave(this);
                 endedAt = System.nanoTime();
@@ -1231,6 +1419,14 @@ class InvocationOwnershipPropertyTest {
             case SKIP, HOLD -> jobs.innerMonoSkip(name);
             case FAIL -> jobs.innerMonoFail(name);
             case WAIT -> jobs.innerMonoWait(name);
+        };
+    }
+
+    static Flux<String> innerFlux(Jobs jobs, Mode mode, String name) {
+        return switch (mode) {
+            case SKIP, HOLD -> jobs.innerFluxSkip(name);
+            case FAIL -> jobs.innerFluxFail(name);
+            case WAIT -> jobs.innerFluxWait(name);
         };
     }
 
@@ -1520,6 +1716,21 @@ class InvocationOwnershipPropertyTest {
         @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
         public Mono<String> innerMonoWait(String name) {
             return Mono.just("ran");
+        }
+
+        @GcsLocked(value = "#p0")
+        public Flux<String> innerFluxSkip(String name) {
+            return Flux.just("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.FAIL)
+        public Flux<String> innerFluxFail(String name) {
+            return Flux.just("ran");
+        }
+
+        @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
+        public Flux<String> innerFluxWait(String name) {
+            return Flux.just("ran");
         }
     }
 }
