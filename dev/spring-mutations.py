@@ -60,6 +60,13 @@ muts = [
  ("health: a listing's later pages are fetched by the unreporting client (8652886)", 'gcslock-core/src/main/java/io/github/gcslock/LockStore.java',
   "        Page<Blob> page = storage.list(bucket, Storage.BlobListOption.prefix(prefix));\n",
   "        Page<Blob> page = storage.list(bucket, Storage.BlobListOption.prefix(prefix));\n        page.iterateAll().forEach(blobs::add);\n        blobs.forEach(this::observe);\n        if (blobs != null) {\n            return blobs;\n        }\n"),
+ # 6d692f9 and ac3625b (issue 26, found by the long run of InvocationOwnershipPropertyTest)
+ ("26: a cancel is heard only inside usingWhen (none pending while the method's own code runs or a completion's release runs) (6d692f9)",
+  S+'ReactiveLocking.java',
+  ["                        .doOnCancel(() -> cancelRequested(subscription, pending));", "                    .doOnCancel(() -> cancelRequested(subscription, pending));"],
+  ["                        ;", "                    ;"]),
+ ("26: a nested call that re-enters its hold waits as its mode says (skipped once the context closes) (ac3625b)", S+'IfLockedPolicy.java',
+  "        if (reentrant) {\n            // Re-enters its owner's hold at once", "        if (false) {\n            // Re-enters its owner's hold at once"),
 ]
 args = sys.argv[1:]
 tries = '100'

@@ -107,6 +107,11 @@ class InvocationOwnershipPropertyTest {
     });
     static final int CALLERS = 3;
     static final String BY_THE_TEST = "failed by the test";
+    /**
+     * The instances' bound of a GCS call: a request that meets a fault (refused) is retried until it runs out, so
+     * every fault step costs about this much. 300 ms (was 500): a loaded machine's answers still come well within it.
+     */
+    static final Duration OPERATION_TIMEOUT = Duration.ofMillis(Integer.getInteger("gcslock.pbt.operationTimeoutMs", 300));
     /** Lock objects of no sequence in the bucket, so that a listing takes two pages (a page holds at most 1,000). */
     static final int FILLERS = 1001;
     private static volatile boolean fillersCreated;
@@ -321,7 +326,7 @@ class InvocationOwnershipPropertyTest {
             faults = GCS.faults().client(client);
             faults.reset();
             registry = GcsLockRegistry.builder(GCS.storage(client), BUCKET).ttl(Duration.ofSeconds(2))
-                    .refreshInterval(Duration.ofMillis(300)).operationTimeout(Duration.ofMillis(300))
+                    .refreshInterval(Duration.ofMillis(300)).operationTimeout(OPERATION_TIMEOUT)
                     .backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2).writeRateWindow(Duration.ZERO) // the emulator has no write limit here
                     .identity("instance-" + id).listener(reachability).listener(new io.github.gcslock.LockEventListener() {
                         @Override
