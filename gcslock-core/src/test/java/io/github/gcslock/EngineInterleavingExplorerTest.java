@@ -38,6 +38,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EngineInterleavingExplorerTest {
 
     static final int RUNS = Integer.getInteger("gcslock.explorer.runs", 40);
+
+    /** The Error a hostile listener throws (rule 20): which callback, and the outcome acquireFinished was told. */
+    static final class ListenerError extends Error {
+        final String kind;
+        final AcquireOutcome outcome;
+
+        ListenerError(String kind, AcquireOutcome outcome) {
+            super("explorer: a listener's Error in " + kind + (outcome != null ? " (" + outcome + ")" : ""), null, false, false);
+            this.kind = kind;
+            this.outcome = outcome;
+        }
+    }
     static final Long SEED = Long.getLong("gcslock.explorer.seed");
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
     static final Duration TTL = Duration.ofSeconds(10);
@@ -285,6 +297,145 @@ class EngineInterleavingExplorerTest {
     }
 
     /**
+     * The hostile alphabet (issue 29 part 2, the review classes of part 4): random programs as {@link #randomPrograms},
+     * over registries whose first listener is hostile — per callback of the API ({@code acquireStarted} ...
+     * {@code requestFailed}, and a lease's {@code onLost}) it does nothing, blocks until the schedule lets it go, throws
+     * a RuntimeException or throws an Error, on a pattern drawn at set-up — plus interrupts of the callers and the
+     * closers at random moments, releases on an interrupted thread, a probe of {@code isHealthy()} at the lease's
+     * deadline, and close() from an interrupted thread and twice. Its checks on top of the others (rule 20 unless
+     * said): the events of one lock one at a time; no event on a refresh or deadline thread; an application thread
+     * runs only its own event ({@code released} of the lease it releases, the acquisition events of its call), never
+     * one of close()'s; every listener told whatever another threw (each lease told released, and each lost lease
+     * told lost by the registry and by each of its onLost listeners once); a call that fails with a listener's Error
+     * leaves no lease held, and a call already failing keeps its own exception; the interrupt flag comes back from
+     * release() and close() (rules 12, 14); a lease is never healthy past the send of its last committed write +
+     * TTL − safety margin, at hand-out included (rule 11).
+     */
+    @Test
+    void randomProgramsWithHostileListenersAndInterrupts() {
+        explore("random programs, hostile listeners and interrupts", false, EngineInterleavingExplorerTest::hostilePrograms);
+    }
+
+    @Test
+    void randomProgramsWithHostileListenersAndInterruptsUnderFaults() {
+        explore("random programs, hostile listeners and interrupts (faults)", true, EngineInterleavingExplorerTest::hostilePrograms);
+    }
+
+    private static void hostilePrograms(Run run) {
+        run.hostile = true;
+        Random r = run.setup;
+        GcsLockRegistry[] ps = {run.registry("p1"), run.registry("p2"), run.registry("p3", Duration.ofMinutes(2))};
+        Duration[] ttls = {null, null, null, null, Duration.ofSeconds(4), Duration.ofSeconds(30)};
+        Duration[] waits = {Duration.ZERO, Duration.ZERO, Duration.ofSeconds(1), Duration.ofSeconds(6), Duration.ofSeconds(15)};
+        Duration[] holdFor = {Duration.ofMillis(200), Duration.ofSeconds(2), Duration.ofSeconds(12)};
+        Duration[] delays = {Duration.ofMillis(500), Duration.ofSeconds(3)};
+        for (int p = 0; p < ps.length; p++) {
+            GcsLockRegistry reg = ps[p];
+            String process = run.names.get(reg);
+            List<String> targets = new ArrayList<>();
+            for (int a = 0; a < 2; a++) {
+                List<VirtualWorld.ThrowingRunnable> steps = new ArrayList<>();
+                List<String> described = new ArrayList<>();
+                int n = 1 + r.nextInt(3);
+                for (int i = 0; i < n; i++) {
+                    String name = r.nextInt(3) == 0 ? "y" : "x";
+                    int op = r.nextInt(12);
+                    if (op == 0) {
+                        described.add("inspect " + name);
+                        steps.add(() -> run.inspect(reg, name));
+                    } else if (op == 1) {
+                        Duration d = run.upTo(8);
+                        described.add("pause " + d);
+                        steps.add(() -> run.world.sleepVirtual(d));
+                    } else {
+                        Duration wait = waits[r.nextInt(waits.length)];
+                        Duration ttl = ttls[r.nextInt(ttls.length)];
+                        boolean invocation = r.nextInt(4) == 0;
+                        // 0-1 nothing, 2 nested, 3 other owner once, 4 renew, 5-6 isHealthy() probed at its deadline
+                        int during = r.nextInt(7);
+                        Duration renewTo = ttls[r.nextInt(ttls.length)];
+                        Duration hold = holdFor[r.nextInt(holdFor.length)];
+                        int end = r.nextInt(6); // 0-2 release, 3 release on an interrupted thread, 4 releaseAfter, 5 none (close() releases)
+                        Duration delay = delays[r.nextInt(delays.length)];
+                        described.add("acquire " + name + " wait " + wait + " ttl " + ttl + (invocation ? " invocation" : " thread")
+                                + " during " + during + (during == 4 ? " renew " + renewTo : "") + " hold " + hold
+                                + " end " + (end == 3 ? "release interrupted" : end == 4 ? "releaseAfter " + delay : end == 5 ? "none" : "release"));
+                        steps.add(() -> {
+                            LockOwner owner = invocation ? LockOwner.newInvocation("program") : null;
+                            Lease l = wait.isZero() ? run.tryAcquire(reg, name, ttl, owner) : run.acquire(reg, name, wait, ttl, owner);
+                            if (l == null) {
+                                return;
+                            }
+                            boolean probe = during == 5 || during == 6;
+                            try {
+                                switch (during) {
+                                    case 2 -> run.nested(reg, l, owner, ttl, hold.dividedBy(2));
+                                    case 3 -> run.otherOwner(reg, l, invocation ? null : LockOwner.newInvocation("other"), false);
+                                    case 4 -> run.renew(reg, l, renewTo);
+                                    default -> { }
+                                }
+                                if (probe) {
+                                    run.probeHealth(reg, l, hold);
+                                } else {
+                                    run.world.sleepVirtual(hold);
+                                }
+                            } finally {
+                                Thread.interrupted(); // an interrupt that ended the hold is spent
+                                if (end == 4) {
+                                    run.releaseAfter(reg, l, delay);
+                                } else if (end == 3) {
+                                    Thread.currentThread().interrupt();
+                                    run.release(l);
+                                } else if (end != 5) {
+                                    run.release(l);
+                                }
+                            }
+                        });
+                    }
+                }
+                String actor = process + "-caller-" + a;
+                targets.add(actor);
+                run.actor(actor, () -> {
+                    for (VirtualWorld.ThrowingRunnable step : steps) {
+                        try {
+                            step.run();
+                        } catch (InterruptedException e) {
+                            // an interrupt of the interrupter ended a wait or a hold: documented
+                        }
+                        Thread.interrupted();
+                    }
+                });
+                run.world.note(actor + " program: " + described);
+            }
+            Duration closeAt = p == 0 ? run.upTo(40) : Duration.ofSeconds(45).plus(run.upTo(20));
+            boolean interruptedClose = r.nextInt(3) == 0;
+            run.actor(process + "-close", () -> run.closeAfter(reg, closeAt, interruptedClose));
+            targets.add(process + "-close");
+            if (r.nextBoolean()) {
+                Duration again = closeAt.plus(run.upTo(3));
+                boolean interruptedAgain = r.nextBoolean();
+                run.actor(process + "-close-again", () -> run.closeAfter(reg, again, interruptedAgain));
+            }
+            int interrupts = r.nextInt(4);
+            List<Duration> at = new ArrayList<>();
+            List<String> whom = new ArrayList<>();
+            for (int i = 0; i < interrupts; i++) {
+                at.add(run.upTo(30));
+                whom.add(targets.get(r.nextInt(targets.size())));
+            }
+            if (interrupts > 0) {
+                run.world.note(process + "-interrupter: " + whom + " at " + at);
+                run.actor(process + "-interrupter", () -> {
+                    for (int i = 0; i < at.size(); i++) {
+                        run.world.sleepVirtual(at.get(i));
+                        run.interrupt(whom.get(i));
+                    }
+                });
+            }
+        }
+    }
+
+    /**
      * A partition longer than the TTL: p1 is cut off from GCS (each request lost on its way, or applied with its reply
      * lost) while it holds x and while it acquires y, p2 waits for both; the holder must be told lost before p2 gets x,
      * a create of p1 that committed unseen must be adopted only as rule 3 allows, and p2 takes over only stale objects.
@@ -383,6 +534,22 @@ class EngineInterleavingExplorerTest {
         final Map<String, long[]> lastWrite = new ConcurrentHashMap<>();
         /** Threads running an administrator's forceRelease (its delete is no takeover). */
         final Set<Thread> administrators = ConcurrentHashMap.newKeySet();
+        /** The hostile alphabet ({@link #hostilePrograms}): a hostile first listener per registry, onLost listeners. */
+        boolean hostile;
+        /** Per thread, the listener Errors thrown on it during the current acquire call. */
+        final Map<Thread, List<ListenerError>> thrownOn = new ConcurrentHashMap<>();
+        /** Per actor thread, the leases its listeners were told acquired on it during the current acquire call. */
+        final Map<Thread, List<Lease>> acquiredOn = new ConcurrentHashMap<>();
+        /** Per actor thread, the lease ids it acquired or released: the only leases whose events may run on it (rule 20). */
+        final Map<Thread, Set<String>> ownLeases = new ConcurrentHashMap<>();
+        /** Threads inside close(). */
+        final Set<Thread> closing = ConcurrentHashMap.newKeySet();
+        /** Interrupts sent to each thread by the interrupters. */
+        final Map<Thread, java.util.concurrent.atomic.AtomicInteger> interruptsSent = new ConcurrentHashMap<>();
+        /** "client|object|generation" -> the virtual send time of the latest write of that client to it that committed. */
+        final Map<String, Long> lastSend = new ConcurrentHashMap<>();
+        /** Per lease id, how often its recording onLost listener was told. */
+        final Map<String, java.util.concurrent.atomic.AtomicInteger> onLostTold = new ConcurrentHashMap<>();
 
         Run(long seed, boolean faults) {
             this.world = new VirtualWorld(seed, faults, TTL.dividedBy(3));
@@ -462,6 +629,11 @@ class EngineInterleavingExplorerTest {
             rates.put(name, rate);
             GcsLockRegistry r = b.build();
             byClient.put(name, r);
+            if (hostile) {
+                Hostile h = new Hostile(name, setup);
+                hostiles.put(r, h);
+                r.addListener(h); // first: the recorder after it must be told whatever it throws (rule 20)
+            }
             Events recorder = new Events(name);
             events.put(r, recorder);
             r.addListener(recorder);
@@ -497,6 +669,8 @@ class EngineInterleavingExplorerTest {
 
         private Lease acquired(GcsLockRegistry r, Lease lease) {
             Held mine = new Held(r, lease);
+            // the owner asked again for a lease it still holds (a program step that left it to close()): a reentrant hold
+            mine.nested = lease instanceof ReentrantHold;
             synchronized (held) {
                 for (Held other : held) {
                     if (!other.lease.name().equals(lease.name()) || other.lease.leaseId().equals(lease.leaseId())) {
@@ -523,26 +697,144 @@ class EngineInterleavingExplorerTest {
             if (closed.contains(r)) {
                 mine.releaseAsked = true;
             }
+            ownLeases.computeIfAbsent(Thread.currentThread(), t -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
+            // rule 11 at hand-out: a lease past its deadline on arrival is not handed out
+            long deadline = modelDeadline(r, lease);
+            if (deadline != Long.MAX_VALUE && world.nanoTime() - deadline > 0 && lease.isHealthy()) {
+                violations.add("acquire of " + mine + " returned a healthy lease " + Duration.ofNanos(world.nanoTime() - deadline)
+                        + " past its deadline (rule 11: send of its last committed write + TTL - safety margin)");
+            }
+            if (hostile && !mine.nested) {
+                Hostile h = hostiles.get(r);
+                lease.onLost((l, reason) -> h.on("onLost", l.name(), null));
+                lease.onLost((l, reason) -> {
+                    String tn = Thread.currentThread().getName();
+                    if (!tn.startsWith("gcslock-events")) {
+                        violations.add(names.get(r) + "'s onLost listener of " + mine + " ran on " + tn
+                                + " (rule 20: lost listeners run on the listener threads)");
+                    }
+                    onLostTold.computeIfAbsent(l.leaseId(), k -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                });
+            }
             return lease;
+        }
+
+        final Map<GcsLockRegistry, Hostile> hostiles = new ConcurrentHashMap<>();
+
+        /** Rule 11's span for the registry's TTL: TTL - safety margin (the default: min(TTL/5, (TTL - refresh interval)/2)). */
+        long deadlineSpan(GcsLockRegistry r) {
+            Duration margin = TTL.dividedBy(5);
+            Duration other = TTL.minus(r.refreshInterval()).dividedBy(2);
+            return TTL.minus(margin.compareTo(other) < 0 ? margin : other).toNanos();
+        }
+
+        /**
+         * The latest a lease's deadline may be (rule 11): the send of the last write of its process to its object that
+         * committed + TTL - safety margin; MAX_VALUE when not judged (a TTL of its own, a drifting clock or margin).
+         */
+        long modelDeadline(GcsLockRegistry r, Lease lease) {
+            String process = names.get(r);
+            if (ownTiming.contains(process)) {
+                return Long.MAX_VALUE;
+            }
+            boolean own;
+            synchronized (held) {
+                own = held.stream().anyMatch(x -> x.lease.leaseId().equals(lease.leaseId()) && x.ownTtl);
+            }
+            if (own) {
+                return Long.MAX_VALUE;
+            }
+            Long sent = lastSend.get(process + "|gcslock/" + lease.name() + "|" + lease.fencingToken());
+            return sent == null ? Long.MAX_VALUE : sent + deadlineSpan(r);
+        }
+
+        /** Holds {@code lease} for {@code d}, asking isHealthy() at each moment its deadline may come (rule 11). */
+        void probeHealth(GcsLockRegistry r, Lease lease, Duration d) throws InterruptedException {
+            long end = world.nanoTime() + d.toNanos();
+            while (world.nanoTime() - end < 0) {
+                long deadline = modelDeadline(r, lease);
+                long wake = deadline == Long.MAX_VALUE || deadline - end > 0 ? end : Math.max(deadline, world.nanoTime() + 1_000_000);
+                world.sleepVirtual(Duration.ofNanos(wake - world.nanoTime()));
+                boolean healthy = lease.isHealthy();
+                long now = modelDeadline(r, lease);
+                if (healthy && now != Long.MAX_VALUE && world.nanoTime() - now >= 0) {
+                    violations.add(names.get(r) + "'s lease " + lease.fencingToken() + " of '" + lease.name() + "' says isHealthy() "
+                            + Duration.ofNanos(world.nanoTime() - now) + " past its deadline (rule 11: healthy only until "
+                            + "TTL - safety margin after the send of its last confirmed write)");
+                }
+            }
+        }
+
+        /** An interrupter's interrupt of the actor {@code name} (if it runs). */
+        void interrupt(String name) {
+            for (VirtualWorld.Actor a : world.actors()) {
+                if (a.name.equals(name) && a.thread != null && !a.done) {
+                    interruptsSent.computeIfAbsent(a.thread, t -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                    world.note("interrupt " + name);
+                    a.thread.interrupt();
+                }
+            }
+        }
+
+        int interruptsOf(Thread t) {
+            java.util.concurrent.atomic.AtomicInteger n = interruptsSent.get(t);
+            return n == null ? 0 : n.get();
+        }
+
+        /**
+         * A call that failed with an Error of a listener on its own thread (rule 20): it leaves no lease held, and a call
+         * that was failing anyway keeps its own, documented exception.
+         */
+        Lease listenerFailed(GcsLockRegistry r, String name, ListenerError e) {
+            Thread t = Thread.currentThread();
+            List<ListenerError> thrown = thrownOn.getOrDefault(t, List.of());
+            if (thrown.stream().noneMatch(x -> x == e)) {
+                violations.add(names.get(r) + "'s call for '" + name + "' failed with a listener's Error (" + e.kind
+                        + ") that no listener threw on its thread (rule 20: an Error on a listener thread is logged)");
+            }
+            if (e.kind.equals("acquireFinished") && (e.outcome == AcquireOutcome.ERROR || e.outcome == AcquireOutcome.TIMEOUT)) {
+                violations.add(names.get(r) + "'s call for '" + name + "', failing (" + e.outcome + "), threw the Error of an "
+                        + "acquireFinished listener instead of its own exception (rule 20: a call already failing keeps it)");
+            }
+            for (Lease l : acquiredOn.getOrDefault(t, List.of())) {
+                GcsLease g = l instanceof ReentrantHold hold ? hold.lease() : (GcsLease) l;
+                if (g.state() == GcsLease.State.ACTIVE && !g.isReleasing()) {
+                    violations.add(names.get(r) + "'s call for '" + name + "' failed with a listener's Error (" + e.kind
+                            + ") and left its lease " + l.fencingToken() + " held (rule 20: a call that failed never leaves a lease held)");
+                }
+            }
+            return null;
+        }
+
+        private void callStarts() {
+            thrownOn.remove(Thread.currentThread());
+            acquiredOn.remove(Thread.currentThread());
         }
 
         Lease tryAcquire(GcsLockRegistry r, String name, Duration ttl, LockOwner owner) {
             List<String> mine = myCalls();
             int before = mine.size();
             boolean alone = enter(r, name);
+            int entered = entries.getOrDefault(names.get(r) + "|" + name, 0);
+            callStarts();
+            boolean interruptedBefore = Thread.currentThread().isInterrupted();
             try {
                 Optional<Lease> l = ttl == null && owner == null ? r.tryAcquire(name)
                         : owner == null ? r.tryAcquire(name, ttl) : r.tryAcquire(name, ttl == null ? TTL : ttl, owner);
                 // rule 16: "a one-shot attempt (tryAcquire, a wait of zero) always makes at least one request" (unless
                 // another owner of this process holds or asks for the name: it queues locally, rule 17)
+                // (alone: no other call of this process on the name began while this one ran either)
+                alone &= entries.getOrDefault(names.get(r) + "|" + name, 0) == entered;
                 if (l.isEmpty() && alone && mine.subList(before, mine.size()).stream().noneMatch(c -> !c.equals("sleep"))
-                        && !closed.contains(r)) {
+                        && !closed.contains(r) && !interruptedBefore) {
                     violations.add(names.get(r) + " tryAcquire('" + name + "') ended not acquired without a request"
                             + " (rule 16: a one-shot attempt always makes at least one request)");
                 }
                 return l.map(lease -> ownTtl(acquired(r, lease), ttl)).orElse(null);
             } catch (IllegalStateException | GcsLockException e) {
                 return null; // closed, or GCS unreachable
+            } catch (ListenerError e) {
+                return listenerFailed(r, name, e);
             } finally {
                 leave(r, name);
             }
@@ -553,6 +845,9 @@ class EngineInterleavingExplorerTest {
             return world.calls.computeIfAbsent(Thread.currentThread(), t -> Collections.synchronizedList(new ArrayList<>()));
         }
 
+        /** Calls begun per process and name ("p1|x"). */
+        final Map<String, Integer> entries = new ConcurrentHashMap<>();
+
         /** Calls and holds in progress per process and name ("p1|x"). */
         final Map<String, Integer> busy = new ConcurrentHashMap<>();
 
@@ -562,6 +857,7 @@ class EngineInterleavingExplorerTest {
             synchronized (held) {
                 holds = held.stream().anyMatch(h -> h.registry == r && h.lease.name().equals(name) && !h.releaseReturned);
             }
+            entries.merge(names.get(r) + "|" + name, 1, Integer::sum);
             return busy.merge(names.get(r) + "|" + name, 1, Integer::sum) == 1 && !holds;
         }
 
@@ -571,12 +867,15 @@ class EngineInterleavingExplorerTest {
 
         Lease acquire(GcsLockRegistry r, String name, Duration maxWait, Duration ttl, LockOwner owner) throws InterruptedException {
             enter(r, name);
+            callStarts();
             try {
                 Lease l = owner == null && ttl == null ? r.acquire(name, maxWait)
                         : owner == null ? r.acquire(name, maxWait, ttl) : r.acquire(name, maxWait, ttl == null ? TTL : ttl, owner);
                 return ownTtl(acquired(r, l), ttl);
             } catch (IllegalStateException | GcsLockException e) { // not acquired in time, closed, GCS unreachable
                 return null;
+            } catch (ListenerError e) {
+                return listenerFailed(r, name, e);
             } finally {
                 leave(r, name);
             }
@@ -599,11 +898,15 @@ class EngineInterleavingExplorerTest {
          */
         void nested(GcsLockRegistry r, Lease outer, LockOwner owner, Duration ttl, Duration d) throws InterruptedException {
             Optional<Lease> inner;
+            callStarts();
             try {
                 inner = owner == null && ttl == null ? r.tryAcquire(outer.name())
                         : owner == null ? r.tryAcquire(outer.name(), ttl) : r.tryAcquire(outer.name(), ttl == null ? TTL : ttl, owner);
             } catch (IllegalStateException | GcsLockException e) {
                 return; // closed meanwhile
+            } catch (ListenerError e) {
+                listenerFailed(r, outer.name(), e);
+                return;
             }
             Held o = find(outer);
             if (inner.isEmpty()) {
@@ -630,6 +933,7 @@ class EngineInterleavingExplorerTest {
          */
         void otherOwner(GcsLockRegistry r, Lease held, LockOwner owner, boolean waiting) throws InterruptedException {
             long asked = world.nanoTime();
+            callStarts();
             try {
                 Optional<Lease> l = waiting && owner != null ? Optional.of(r.acquire(held.name(), Duration.ofSeconds(5), TTL, owner))
                         : owner == null ? r.tryAcquire(held.name()) : r.tryAcquire(held.name(), TTL, owner);
@@ -648,6 +952,8 @@ class EngineInterleavingExplorerTest {
                     violations.add("an invocation asking to wait for '" + held.name() + "', held by its own thread, waited "
                             + Duration.ofNanos(world.nanoTime() - asked) + " before failing (rule 17: it fails at once)");
                 }
+            } catch (ListenerError e) {
+                listenerFailed(r, held.name(), e);
             }
         }
 
@@ -658,6 +964,7 @@ class EngineInterleavingExplorerTest {
             if (!h.nested) {
                 h.heldAtLeastUntil = world.nanoTime() + delay.toNanos();
             }
+            ownLeases.computeIfAbsent(Thread.currentThread(), t -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
             r.releaseAfter(lease, delay);
         }
 
@@ -705,16 +1012,24 @@ class EngineInterleavingExplorerTest {
             h.releaseAsked = true;
             h.releaseRunning = true;
             long started = world.nanoTime();
+            Thread me = Thread.currentThread();
+            ownLeases.computeIfAbsent(me, t -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
+            boolean interrupted = me.isInterrupted();
+            int sent = interruptsOf(me);
             try {
                 lease.release();
             } finally {
                 h.releaseRunning = false;
                 h.releaseReturned = true;
             }
+            // rule 12: the release's delete runs whatever the interrupt flag says, and the flag is given back
+            if ((interrupted || interruptsOf(me) > sent) && !Thread.interrupted()) {
+                violations.add("release() of " + h + " on an interrupted thread returned without the interrupt flag (rule 12: it is given back)");
+            }
             // Also when close() is releasing it on another thread: release() returns only once that release has ended
             // (or it waited its whole bound for it, see RELEASE_BOUND).
             boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
-            if (!faults && !h.lease.lostReason().isPresent() && withinBound) {
+            if (!faults && !h.nested && !h.lease.lostReason().isPresent() && withinBound) {
                 Blob b = bucket.peek("gcslock/" + lease.name());
                 if (b != null && b.getGeneration() == lease.fencingToken()) {
                     violations.add("release() of " + h + " returned with its object still in the bucket");
@@ -746,13 +1061,39 @@ class EngineInterleavingExplorerTest {
         }
 
         void closeAfter(GcsLockRegistry r, Duration d) throws InterruptedException {
-            world.sleepVirtual(d);
+            closeAfter(r, d, false);
+        }
+
+        /** close() after {@code d}; {@code interrupted}: from a thread whose interrupt flag is set (rule 14). */
+        void closeAfter(GcsLockRegistry r, Duration d, boolean interrupted) throws InterruptedException {
+            try {
+                world.sleepVirtual(d);
+            } catch (InterruptedException e) {
+                if (!hostile) {
+                    throw e;
+                }
+                interrupted = true; // the interrupter came first: close() at once, interrupted
+            }
             closed.add(r);
             synchronized (held) {
                 held.stream().filter(h -> h.registry == r).forEach(h -> h.releaseAsked = true);
             }
             long started = world.nanoTime();
-            r.close();
+            Thread me = Thread.currentThread();
+            if (interrupted) {
+                me.interrupt();
+            }
+            int sent = interruptsOf(me);
+            closing.add(me);
+            try {
+                r.close();
+            } finally {
+                closing.remove(me);
+            }
+            if ((interrupted || interruptsOf(me) > sent) && !Thread.interrupted()) {
+                violations.add("close() of " + names.get(r) + " on an interrupted thread returned without the interrupt flag"
+                        + " (rule 14: it is given back)");
+            }
             boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
             synchronized (held) {
                 held.stream().filter(h -> h.registry == r).forEach(h -> h.releaseReturned = true);
@@ -808,6 +1149,10 @@ class EngineInterleavingExplorerTest {
             GcsLockRegistry r = byClient.get(client);
             Blob object = before != null ? before : after;
             String name = object.getName();
+            Long sent = VirtualWorld.sendTimeOfTheRequestApplied();
+            if (sent != null && after != null) { // a create or an update: the send of the latest committed write (rule 11)
+                lastSend.merge(client + "|" + name + "|" + after.getGeneration(), sent, Math::max);
+            }
             String lockName = name.substring("gcslock/".length());
             long now = world.nanoTime();
             if (op.equals("delete") && before != null) {
@@ -847,6 +1192,74 @@ class EngineInterleavingExplorerTest {
             }
         }
 
+        /**
+         * A process's hostile first listener: per callback, on a pattern drawn at set-up (every k-th call from the j-th),
+         * nothing, a block the schedule ends, a RuntimeException or an Error. It also checks that the events of one lock
+         * run one at a time (rule 20), acquireStarted/acquireFinished aside (they run on the acquiring thread, outside
+         * the lock's queue).
+         */
+        final class Hostile implements LockEventListener {
+            final String process;
+            final Map<String, Integer> acts = new java.util.TreeMap<>();
+            final Map<String, int[]> pattern = new ConcurrentHashMap<>();
+            final Map<String, java.util.concurrent.atomic.AtomicInteger> calls = new ConcurrentHashMap<>();
+            final Map<String, Thread> inside = new ConcurrentHashMap<>();
+
+            Hostile(String process, Random r) {
+                this.process = process;
+                for (String k : List.of("acquireStarted", "acquireFinished", "acquired", "notAcquired", "tookOver", "refreshed",
+                        "refreshFailed", "lost", "released", "requestAnswered", "requestFailed", "onLost")) {
+                    int x = r.nextInt(10);
+                    acts.put(k, x < 4 ? 0 : x < 6 ? 1 : x < 8 ? 2 : 3); // nothing, block, RuntimeException, Error
+                    int period = 1 + r.nextInt(3);
+                    pattern.put(k, new int[] {period, r.nextInt(period)});
+                    calls.put(k, new java.util.concurrent.atomic.AtomicInteger());
+                }
+                world.note(process + "'s hostile listener (0 nothing, 1 block, 2 RuntimeException, 3 Error): " + acts);
+            }
+
+            void on(String kind, String name, AcquireOutcome outcome) {
+                Thread t = Thread.currentThread();
+                boolean ordered = name != null && !kind.startsWith("acquire") && !kind.equals("onLost");
+                Thread other = ordered ? inside.putIfAbsent(name, t) : null;
+                if (other != null && other != t) {
+                    violations.add(process + "'s listener: " + kind + " of '" + name + "' on " + t.getName() + " while "
+                            + other.getName() + " runs an event of the same lock (rule 20: one at a time, in order per lock)");
+                }
+                try {
+                    int n = calls.get(kind).getAndIncrement();
+                    int[] p = pattern.get(kind);
+                    int act = n % p[0] == p[1] ? acts.get(kind) : 0;
+                    switch (act) {
+                        case 1 -> world.pause(process + "'s listener blocks in " + kind + " of '" + name + "'");
+                        case 2 -> throw new IllegalStateException("explorer: a listener's RuntimeException in " + kind);
+                        case 3 -> {
+                            ListenerError e = new ListenerError(kind, outcome);
+                            thrownOn.computeIfAbsent(t, k -> Collections.synchronizedList(new ArrayList<>())).add(e);
+                            throw e;
+                        }
+                        default -> { }
+                    }
+                } finally {
+                    if (ordered && other == null) {
+                        inside.remove(name, t);
+                    }
+                }
+            }
+
+            @Override public void acquireStarted(String name, AcquireMode mode) { on("acquireStarted", name, null); }
+            @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { on("acquireFinished", name, outcome); }
+            @Override public void acquired(Lease lease) { on("acquired", lease.name(), null); }
+            @Override public void notAcquired(String name, LockInfo holder) { on("notAcquired", name, null); }
+            @Override public void tookOver(String name, LockInfo staleHolder) { on("tookOver", name, null); }
+            @Override public void refreshed(Lease lease) { on("refreshed", lease.name(), null); }
+            @Override public void refreshFailed(Lease lease, Exception error) { on("refreshFailed", lease.name(), null); }
+            @Override public void lost(Lease lease, LockLostException reason) { on("lost", lease.name(), null); }
+            @Override public void released(Lease lease) { on("released", lease.name(), null); }
+            @Override public void requestAnswered(String name) { on("requestAnswered", name, null); }
+            @Override public void requestFailed(String name, GcsLockException error) { on("requestFailed", name, null); }
+        }
+
         /** One process's listener: each lease's events in order (rule 20), and who was told lost. */
         final class Events implements LockEventListener {
             final String process;
@@ -860,6 +1273,23 @@ class EngineInterleavingExplorerTest {
             private synchronized void record(Lease lease, String event) {
                 List<String> seen = byLease.computeIfAbsent(lease.leaseId(), k -> Collections.synchronizedList(new ArrayList<>()));
                 String where = process + "'s listener: " + event + " of '" + lease.name() + "' token " + lease.fencingToken();
+                Thread t = Thread.currentThread();
+                String tn = t.getName();
+                if (tn.startsWith("gcslock-refresh") || tn.startsWith("gcslock-deadline")) {
+                    violations.add(where + " on " + tn + " (rule 20: never on the threads that refresh leases or enforce deadlines)");
+                }
+                if (tn.startsWith("actor-")) {
+                    if (event.equals("acquired")) {
+                        acquiredOn.computeIfAbsent(t, k -> Collections.synchronizedList(new ArrayList<>())).add(lease);
+                        ownLeases.computeIfAbsent(t, k -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
+                    } else if (closing.contains(t)) {
+                        violations.add(where + " on the thread running close() (rule 14: the released events of close() go to the"
+                                + " listener threads)");
+                    } else if (!event.equals("released") || !ownLeases.getOrDefault(t, Set.of()).contains(lease.leaseId())) {
+                        violations.add(where + " on the application thread " + tn + ", not its own event (rule 20: an application"
+                                + " thread runs only its own event)");
+                    }
+                }
                 if (!event.equals("acquired") && seen.isEmpty()) {
                     violations.add(where + " before its acquired (rule 20)");
                 }
@@ -893,7 +1323,7 @@ class EngineInterleavingExplorerTest {
                 record(lease, "lost");
                 if (!faults && !reason.getMessage().contains("closed")) {
                     synchronized (held) {
-                        held.stream().filter(h -> h.lease.leaseId().equals(lease.leaseId()) && !h.forced && !h.ownTtl
+                        held.stream().filter(h -> h.lease.leaseId().equals(lease.leaseId()) && !h.forced && !h.ownTtl && !h.nested
                                         && !closed.contains(h.registry) && !ownTiming.contains(names.get(h.registry)))
                                 .findFirst().ifPresent(h -> violations.add(process + " lost " + h + " with no fault: " + reason.getMessage()
                                         + " (README: a lease is kept while its process runs and GCS answers within the operation timeout)"));
@@ -941,9 +1371,54 @@ class EngineInterleavingExplorerTest {
             }
         }
 
+        /** Rule 11: no lease's deadline later than the send of its last committed write + TTL - safety margin. */
+        void checkDeadlines() {
+            List<Held> all;
+            synchronized (held) {
+                all = new ArrayList<>(held);
+            }
+            for (Held h : all) {
+                GcsLease g = h.lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) h.lease;
+                if (h.nested || g.state() != GcsLease.State.ACTIVE || g.isReleasing()) {
+                    continue;
+                }
+                long model = modelDeadline(h.registry, h.lease);
+                if (model != Long.MAX_VALUE && g.deadlineNanos() - model > 0) {
+                    violations.add(h + " has its deadline " + Duration.ofNanos(g.deadlineNanos() - model) + " past the send of its"
+                            + " last committed write + TTL - safety margin (rule 11)");
+                }
+            }
+        }
+
+        /**
+         * After the run (hostile alphabet): a lease that was lost was told so by the registry's listener and by its
+         * recording onLost listener once, whatever the hostile ones threw (rule 20).
+         */
+        void checkLostTold() {
+            synchronized (held) {
+                for (Held h : held) {
+                    if (h.nested) {
+                        continue;
+                    }
+                    int told = onLostTold.getOrDefault(h.lease.leaseId(), new java.util.concurrent.atomic.AtomicInteger()).get();
+                    List<String> seen = events.get(h.registry).byLease.get(h.lease.leaseId());
+                    boolean lost = h.lease.lostReason().isPresent();
+                    if (told > 1 || (lost && told != 1)) {
+                        violations.add(h + (lost ? " was lost" : " was not lost") + ", its onLost listener was told " + told
+                                + " times (rule 20: once, whatever another listener threw)");
+                    }
+                    if (lost && (seen == null || !seen.contains("lost"))) {
+                        violations.add(h + " was lost (" + h.lease.lostReason().get() + ") and its registry's listener was never"
+                                + " told: " + seen + " (rule 20: every listener is told, whatever another threw)");
+                    }
+                }
+            }
+        }
+
         /** At most one healthy holder per name, among the leases the application still holds. */
         void check() {
             checkTtlInObjects();
+            checkDeadlines();
             Map<String, Set<Long>> healthy = new java.util.HashMap<>();
             synchronized (held) {
                 for (Held h : held) {
@@ -964,7 +1439,7 @@ class EngineInterleavingExplorerTest {
 
         void go(String scenario) {
             try {
-                world.explore(4000, Duration.ofSeconds(120), this::check);
+                world.explore(hostile ? 10000 : 4000, Duration.ofSeconds(120), this::check);
                 List<String> problems = new ArrayList<>(violations);
                 for (VirtualWorld.Actor a : world.actors()) {
                     if (a.failure != null) {
@@ -976,6 +1451,9 @@ class EngineInterleavingExplorerTest {
                 }
                 if (closed.containsAll(registries)) {
                     checkEveryLeaseToldReleased();
+                    if (hostile) {
+                        checkLostTold();
+                    }
                     violations.stream().filter(v -> !problems.contains(v)).forEach(problems::add);
                 }
                 if (!problems.isEmpty()) {

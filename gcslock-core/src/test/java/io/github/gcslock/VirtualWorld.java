@@ -231,10 +231,10 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         String d = y.await();
         switch (d) {
             case "deliver":
-                return apply.run();
+                return applySentAt(sent, apply);
             case "lose reply":
                 try {
-                    apply.run();
+                    applySentAt(sent, apply);
                 } catch (StorageException ignored) {
                     // its reply is lost either way
                 }
@@ -245,6 +245,23 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                 throw new StorageException(0, "interrupted during the client's backoff (explorer)");
             default: // drop, abort
                 throw timeout(request);
+        }
+    }
+
+    /** The virtual instant at which the request being applied on this thread was sent (null: none). */
+    private static final ThreadLocal<Long> SENT = new ThreadLocal<>();
+
+    /** When the request whose write is being applied on this thread was sent (the bucket's observer asks; null: none). */
+    static Long sendTimeOfTheRequestApplied() {
+        return SENT.get();
+    }
+
+    private static Object applySentAt(long sent, InMemoryStorage.Apply apply) throws StorageException {
+        SENT.set(sent);
+        try {
+            return apply.run();
+        } finally {
+            SENT.remove();
         }
     }
 
