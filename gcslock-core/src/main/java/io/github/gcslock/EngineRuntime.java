@@ -79,6 +79,14 @@ interface EngineRuntime {
     /** Sleeps {@code nanos} (a real wait, such as GCS's write window; not the registry's ticker). */
     void sleep(long nanos) throws InterruptedException;
 
+    /**
+     * A step of the engine whose order other threads can see (a release begun, the name freed, close() between its
+     * phases): a test's runtime may let its other threads run first here (the interleaving explorer decides when this
+     * thread goes on). Nothing in {@link #REAL}.
+     */
+    default void yieldPoint(String step) {
+    }
+
     /** The time {@link #sleep} counts in, in nanoseconds. */
     long nanoTime();
 

@@ -133,7 +133,9 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             return;
         }
         try {
+            release.yieldPoint("close(): closed, waiters not woken yet");
             wakeWaiters.run();
+            release.yieldPoint("close(): waiters woken");
             if (!held.isEmpty()) {
                 log.info("releasing {} held lock(s) on shutdown", held.size());
             }
@@ -147,7 +149,9 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // A release already running on the refresher (a hold-at-least release that came due) or on an
             // application thread is not in this loop's hands: let it finish, bounded, so that close() never leaves
             // an object of ours behind — on an interrupted closing thread too (the flag is given back).
+            release.yieldPoint("close(): its releases done");
             keeper.close(releaseBound);
+            release.yieldPoint("close(): refresher closed");
             if (!release.awaitReleases(releaseBound)) {
                 log.warn("gave up waiting {} for lock releases in progress at close", releaseBound);
             }

@@ -479,12 +479,12 @@ final class LeaseKeeper implements AutoCloseable {
         refreshers.shutdown();
         boolean interrupted = false;
         try {
-            long end = System.nanoTime() + awaitRunning.toNanos();
+            long end = runtime.nanoTime() + awaitRunning.toNanos(); // the runtime's time, as the wait's (a test's virtual time)
             // an interrupted closing thread waits all the same (the flag is given back): returning early would
             // shutdownNow() a release in flight on the refresher and leave its object (rule 14)
             while (!awaitRunning.isZero() && !isRefresherThread()) {
                 try {
-                    if (!refreshers.awaitTermination(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS)) {
+                    if (!refreshers.awaitTermination(Math.max(0, end - runtime.nanoTime()), TimeUnit.NANOSECONDS)) {
                         log.warn("gave up waiting {} for lock releases in progress at close", awaitRunning);
                     }
                     break;

@@ -147,7 +147,9 @@ final class LeaseRelease {
             return false;
         }
         try {
+            runtime.yieldPoint("release of '" + lease.name() + "' begun");
             keeper.stop(lease);
+            runtime.yieldPoint("release of '" + lease.name() + "': refreshes stopped");
             lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
             try {
                 if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
@@ -160,15 +162,22 @@ final class LeaseRelease {
         } finally {
             // "released" takes its place among the lock's events before the name is free here, so the next lease's
             // "acquired" comes after it (rule 20); delivered here if this is an application thread.
+            runtime.yieldPoint("release of '" + lease.name() + "': object done with");
             Runnable tellReleased = listeners.releasedQueued(lease);
             try {
                 holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
+                runtime.yieldPoint("release of '" + lease.name() + "': name freed here");
             } finally {
                 end(lease); // before the listener: a release() or close() waiting for this one does not wait for listeners
                 tellReleased.run();
             }
         }
         return true;
+    }
+
+    /** A step of close() whose order other threads can see ({@link EngineRuntime#yieldPoint}). */
+    void yieldPoint(String step) {
+        runtime.yieldPoint(step);
     }
 
     /** Deletes the object of a lease that was never handed out (its create raced close()). */

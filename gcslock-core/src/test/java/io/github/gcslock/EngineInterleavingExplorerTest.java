@@ -1153,6 +1153,11 @@ class EngineInterleavingExplorerTest {
             if (sent != null && after != null) { // a create or an update: the send of the latest committed write (rule 11)
                 lastSend.merge(client + "|" + name + "|" + after.getGeneration(), sent, Math::max);
             }
+            if (op.equals("create") && after != null) {
+                // the lease of this object is the creating thread's own (its call may fail and release it there, rule 20)
+                ownLeases.computeIfAbsent(Thread.currentThread(), t -> ConcurrentHashMap.newKeySet())
+                        .add("generation " + after.getGeneration());
+            }
             String lockName = name.substring("gcslock/".length());
             long now = world.nanoTime();
             if (op.equals("delete") && before != null) {
@@ -1285,7 +1290,8 @@ class EngineInterleavingExplorerTest {
                     } else if (closing.contains(t)) {
                         violations.add(where + " on the thread running close() (rule 14: the released events of close() go to the"
                                 + " listener threads)");
-                    } else if (!event.equals("released") || !ownLeases.getOrDefault(t, Set.of()).contains(lease.leaseId())) {
+                    } else if (!event.equals("released") || !(ownLeases.getOrDefault(t, Set.of()).contains(lease.leaseId())
+                            || ownLeases.getOrDefault(t, Set.of()).contains("generation " + lease.fencingToken()))) {
                         violations.add(where + " on the application thread " + tn + ", not its own event (rule 20: an application"
                                 + " thread runs only its own event)");
                     }

@@ -370,6 +370,23 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         }.await();
     }
 
+    /**
+     * A step of the engine whose order other threads can see (a release begun, close() between its phases): the
+     * explorer decides when this thread goes on, so the windows between such steps are explored too.
+     */
+    @Override
+    public void yieldPoint(String step) {
+        if (aborted || !threads.contains(Thread.currentThread())) {
+            return;
+        }
+        new Yield(step) {
+            @Override
+            List<String> options() {
+                return List.of("continue");
+            }
+        }.await();
+    }
+
     private static boolean finish(String decision, Supplier<Boolean> ready) throws InterruptedException {
         switch (decision) {
             case "ready":
