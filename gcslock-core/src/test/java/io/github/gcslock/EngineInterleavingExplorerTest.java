@@ -347,6 +347,14 @@ class EngineInterleavingExplorerTest {
                         Duration d = run.upTo(8);
                         described.add("pause " + d);
                         steps.add(() -> run.world.sleepVirtual(d));
+                    } else if (op == 2) {
+                        Duration d = run.upTo(8);
+                        Duration to = ttls[r.nextInt(ttls.length)];
+                        described.add("after " + d + " renew to " + to + " a lease another caller holds");
+                        steps.add(() -> {
+                            run.world.sleepVirtual(d);
+                            run.renewAnother(reg, to);
+                        });
                     } else {
                         Duration wait = waits[r.nextInt(waits.length)];
                         Duration ttl = ttls[r.nextInt(ttls.length)];
@@ -548,6 +556,14 @@ class EngineInterleavingExplorerTest {
         final Map<Thread, java.util.concurrent.atomic.AtomicInteger> interruptsSent = new ConcurrentHashMap<>();
         /** "client|object|generation" -> the virtual send time of the latest write of that client to it that committed. */
         final Map<String, Long> lastSend = new ConcurrentHashMap<>();
+        /** "client|refresh id" of each write whose reply the explorer lost (it may have committed unseen: rule 8). */
+        final Set<String> lostReplyWrites = ConcurrentHashMap.newKeySet();
+        /** "object|generation" -> the client that last wrote that object version. */
+        final Map<String, String> lastWriter = new ConcurrentHashMap<>();
+        /** "client|object|generation" -> updates of that client to it that committed. */
+        final Map<String, Integer> updates = new ConcurrentHashMap<>();
+        /** Per thread, the generations of the objects its creates wrote, in order. */
+        final Map<Thread, List<Long>> createdOn = new ConcurrentHashMap<>();
         /** Per lease id, how often its recording onLost listener was told. */
         final Map<String, java.util.concurrent.atomic.AtomicInteger> onLostTold = new ConcurrentHashMap<>();
 
@@ -572,6 +588,11 @@ class EngineInterleavingExplorerTest {
             volatile boolean forced;
             /** The TTL its object must carry (its acquisition's, or the last renewal's; null: unknown, a renewal failed or runs). */
             volatile Duration renewedTo;
+            /** Renewals of it running now, and whether two ever ran at once. */
+            final java.util.concurrent.atomic.AtomicInteger renewing = new java.util.concurrent.atomic.AtomicInteger();
+            volatile boolean renewalsOverlapped;
+            /** Updates of its object committed when a renewal of it failed (its TTL is checked once a later one committed). */
+            volatile int failedRenewalAt = -1;
             /** Whether its TTL was ever other than the registry's (a per-lease or renewed TTL). */
             volatile boolean ownTtl;
             /** Virtual nanos until which a releaseAfter keeps it (rule 13); 0: none. */
@@ -765,6 +786,17 @@ class EngineInterleavingExplorerTest {
             }
         }
 
+        /** renew() from this thread of a lease another caller of {@code r} holds now (two renewals of it may run at once). */
+        void renewAnother(GcsLockRegistry r, Duration ttl) {
+            Held other;
+            synchronized (held) {
+                other = held.stream().filter(h -> h.registry == r && !h.nested && !h.releaseAsked && !h.forced).findFirst().orElse(null);
+            }
+            if (other != null) {
+                renew(r, other.lease, ttl);
+            }
+        }
+
         /** An interrupter's interrupt of the actor {@code name} (if it runs). */
         void interrupt(String name) {
             for (VirtualWorld.Actor a : world.actors()) {
@@ -809,6 +841,38 @@ class EngineInterleavingExplorerTest {
         private void callStarts() {
             thrownOn.remove(Thread.currentThread());
             acquiredOn.remove(Thread.currentThread());
+            decidedAtStart.set(world.decisions.getOrDefault(Thread.currentThread(), List.of()).size());
+            createdAtStart.set(createdOn.getOrDefault(Thread.currentThread(), List.of()).size());
+        }
+
+        private final ThreadLocal<Integer> decidedAtStart = new ThreadLocal<>();
+        private final ThreadLocal<Integer> createdAtStart = new ThreadLocal<>();
+
+        /**
+         * A call that ended without the lease (rule 3 and rule 14): if a create of it committed with its reply lost and
+         * every request of it after that create was answered, the call read the object and deleted it — nothing of it is
+         * left (no lease of it exists; other processes would wait out its TTL).
+         */
+        void endedWithoutTheLease(GcsLockRegistry r, String name) {
+            Thread t = Thread.currentThread();
+            List<String> decided = new ArrayList<>(world.decisions.getOrDefault(t, List.of()));
+            List<Long> created = new ArrayList<>(createdOn.getOrDefault(t, List.of()));
+            decided = decided.subList(Math.min(decidedAtStart.get(), decided.size()), decided.size());
+            created = created.subList(Math.min(createdAtStart.get(), created.size()), created.size());
+            int lost = decided.lastIndexOf("create lose reply");
+            if (lost < 0 || created.isEmpty() || decided.subList(lost + 1, decided.size()).stream().anyMatch(d -> !d.endsWith(" deliver"))) {
+                return;
+            }
+            Blob b = bucket.peek("gcslock/" + name);
+            if (b != null && created.contains(b.getGeneration()) && names.get(r).equals(lastWriter.get(b.getName() + "|" + b.getGeneration()))) {
+                synchronized (held) {
+                    if (held.stream().anyMatch(h -> h.lease.fencingToken() == b.getGeneration())) {
+                        return;
+                    }
+                }
+                violations.add(names.get(r) + "'s call for '" + name + "' ended without the lease and left the object its own create"
+                        + " wrote (generation " + b.getGeneration() + ", reply lost; " + decided + ") (rules 3 and 14: it reads and deletes it)");
+            }
         }
 
         Lease tryAcquire(GcsLockRegistry r, String name, Duration ttl, LockOwner owner) {
@@ -830,8 +894,14 @@ class EngineInterleavingExplorerTest {
                     violations.add(names.get(r) + " tryAcquire('" + name + "') ended not acquired without a request"
                             + " (rule 16: a one-shot attempt always makes at least one request)");
                 }
+                if (l.isEmpty() && faults) {
+                    endedWithoutTheLease(r, name);
+                }
                 return l.map(lease -> ownTtl(acquired(r, lease), ttl)).orElse(null);
             } catch (IllegalStateException | GcsLockException e) {
+                if (faults) {
+                    endedWithoutTheLease(r, name);
+                }
                 return null; // closed, or GCS unreachable
             } catch (ListenerError e) {
                 return listenerFailed(r, name, e);
@@ -873,7 +943,18 @@ class EngineInterleavingExplorerTest {
                         : owner == null ? r.acquire(name, maxWait, ttl) : r.acquire(name, maxWait, ttl == null ? TTL : ttl, owner);
                 return ownTtl(acquired(r, l), ttl);
             } catch (IllegalStateException | GcsLockException e) { // not acquired in time, closed, GCS unreachable
+                if (faults) {
+                    endedWithoutTheLease(r, name);
+                }
                 return null;
+            } catch (InterruptedException e) {
+                if (!hostile) {
+                    throw e;
+                }
+                if (faults) {
+                    endedWithoutTheLease(r, name);
+                }
+                return null; // interrupted by the interrupter: documented
             } catch (ListenerError e) {
                 return listenerFailed(r, name, e);
             } finally {
@@ -1044,10 +1125,26 @@ class EngineInterleavingExplorerTest {
             }
             Duration before = h.renewedTo;
             h.renewedTo = null; // unknown while the renewal runs, and after one that failed (its write may have committed)
+            if (h.renewing.getAndIncrement() > 0) {
+                h.renewalsOverlapped = true; // two renewals at once (two threads): which TTL stays is theirs to settle
+            }
+            String key = names.get(r) + "|gcslock/" + lease.name() + "|" + lease.fencingToken();
             try {
                 r.renew(lease, ttl);
             } catch (GcsLockException | IllegalStateException e) {
-                return; // lost, not confirmed now, or closed: documented
+                if (h.renewalsOverlapped) {
+                    return;
+                }
+                // lost, not confirmed now, or closed: documented. A renewal that failed changed nothing: the refreshes that
+                // follow write the TTL they wrote before (once one of them committed: the renewal's own write may have
+                // committed unseen and stays until then)
+                if (before != null && h.renewedTo == null) {
+                    h.failedRenewalAt = updates.getOrDefault(key, 0);
+                    h.renewedTo = before;
+                }
+                return;
+            } finally {
+                h.renewing.decrementAndGet();
             }
             // Javadoc of renew: "Returns only when this refresh, with its TTL, is in the lock object"
             Duration expected = ttl != null ? ttl : before;
@@ -1055,9 +1152,10 @@ class EngineInterleavingExplorerTest {
             if (ttl != null && b != null && b.getGeneration() == lease.fencingToken() && !h.forced
                     && !String.valueOf(ttl.toMillis()).equals(b.getMetadata().get("gcslock-ttl"))) {
                 violations.add("renew(" + h + ", " + ttl + ") returned with gcslock-ttl " + b.getMetadata().get("gcslock-ttl")
-                        + " in the object (Javadoc of renew: it returns only when its TTL is in the object)");
+                        + " in the object (Javadoc of renew: it returns only when its TTL is in the object)"
+                        + (h.renewalsOverlapped ? " (another renewal of it ran at the same time)" : ""));
             }
-            h.renewedTo = expected;
+            h.renewedTo = h.renewalsOverlapped ? null : expected;
         }
 
         void closeAfter(GcsLockRegistry r, Duration d) throws InterruptedException {
@@ -1153,7 +1251,19 @@ class EngineInterleavingExplorerTest {
             if (sent != null && after != null) { // a create or an update: the send of the latest committed write (rule 11)
                 lastSend.merge(client + "|" + name + "|" + after.getGeneration(), sent, Math::max);
             }
+            if (after != null) {
+                lastWriter.put(name + "|" + after.getGeneration(), client);
+                String refresh = after.getMetadata().get("gcslock-refresh");
+                if (VirtualWorld.replyOfTheRequestAppliedIsLost() && refresh != null) {
+                    lostReplyWrites.add(client + "|" + refresh);
+                }
+                if (op.equals("update")) {
+                    updates.merge(client + "|" + name + "|" + after.getGeneration(), 1, Integer::sum);
+                }
+            }
             if (op.equals("create") && after != null) {
+                createdOn.computeIfAbsent(Thread.currentThread(), t -> Collections.synchronizedList(new ArrayList<>()))
+                        .add(after.getGeneration());
                 // the lease of this object is the creating thread's own (its call may fail and release it there, rule 20)
                 ownLeases.computeIfAbsent(Thread.currentThread(), t -> ConcurrentHashMap.newKeySet())
                         .add("generation " + after.getGeneration());
@@ -1305,6 +1415,9 @@ class EngineInterleavingExplorerTest {
                 if (seen.contains("released")) {
                     violations.add(where + " after its released " + seen + " (rule 20)");
                 }
+                if (event.equals("refreshed") && seen.contains("lost")) {
+                    violations.add(where + " after its lost " + seen + " (rule 11: LOST is final, a late reply does not revive it)");
+                }
                 if ((event.equals("lost") || event.equals("released")) && seen.contains(event)) {
                     violations.add(where + " twice " + seen + " (rule 20: once)");
                 }
@@ -1323,10 +1436,27 @@ class EngineInterleavingExplorerTest {
 
             @Override public void acquired(Lease lease) { record(lease, "acquired"); }
             @Override public void refreshed(Lease lease) { record(lease, "refreshed"); }
-            @Override public void refreshFailed(Lease lease, Exception error) { record(lease, "refreshFailed"); }
+            @Override public void refreshFailed(Lease lease, Exception error) {
+                record(lease, "refreshFailed");
+                for (Throwable c = error; c != null; c = c.getCause()) {
+                    if (c instanceof com.google.cloud.storage.StorageException se && se.getCode() == 404) {
+                        violations.add(process + "'s lease " + lease.fencingToken() + " of '" + lease.name() + "': a refresh found its"
+                                + " object gone and counted a failure (rule 9: 404 loses the lease)");
+                    }
+                }
+            }
             @Override public void released(Lease lease) { record(lease, "released"); }
             @Override public void lost(Lease lease, LockLostException reason) {
                 record(lease, "lost");
+                // rule 8: a refresh that meets 412 adopts the object when it is still ours and carries one of our refreshes
+                // whose outcome was unknown (its reply lost); only anything else is a loss
+                Blob b = bucket.peek("gcslock/" + lease.name());
+                if (reason.getMessage().contains("changed by someone else") && b != null && b.getGeneration() == lease.fencingToken()
+                        && process.equals(lastWriter.get(b.getName() + "|" + b.getGeneration()))
+                        && lostReplyWrites.contains(process + "|" + b.getMetadata().get("gcslock-refresh"))) {
+                    violations.add(process + " lost its lease " + lease.fencingToken() + " of '" + lease.name() + "' (" + reason.getMessage()
+                            + ") though its object carries a refresh of its own whose reply was lost (rule 8: adopted, not lost)");
+                }
                 if (!faults && !reason.getMessage().contains("closed")) {
                     synchronized (held) {
                         held.stream().filter(h -> h.lease.leaseId().equals(lease.leaseId()) && !h.forced && !h.ownTtl && !h.nested
@@ -1352,6 +1482,10 @@ class EngineInterleavingExplorerTest {
                         continue;
                     }
                     Blob b = bucket.peek("gcslock/" + h.lease.name());
+                    if (h.failedRenewalAt >= 0 && updates.getOrDefault(names.get(h.registry) + "|gcslock/" + h.lease.name() + "|"
+                            + h.lease.fencingToken(), 0) <= h.failedRenewalAt + 1) {
+                        continue; // after a failed renewal: not before a refresh after it committed
+                    }
                     if (b != null && b.getGeneration() == h.lease.fencingToken()
                             && !String.valueOf(ttl.toMillis()).equals(b.getMetadata().get("gcslock-ttl"))) {
                         violations.add(h + " (TTL " + ttl + ") is held with gcslock-ttl " + b.getMetadata().get("gcslock-ttl")

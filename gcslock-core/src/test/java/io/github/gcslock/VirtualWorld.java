@@ -68,6 +68,8 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     private final List<Task> tasks = new ArrayList<>();
     private final List<Actor> actors = new ArrayList<>();
     private final Set<Thread> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Per thread, the decision on each of its GCS requests ("create deliver", "get 503", ...), in order. */
+    final java.util.Map<Thread, List<String>> decisions = new java.util.concurrent.ConcurrentHashMap<>();
     /** Per thread, the GCS requests it sent ("create", "get", ...) and its timed sleeps on a latch ("sleep"), in order. */
     final java.util.Map<Thread, List<String>> calls = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean aborted;
@@ -229,14 +231,19 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             }
         };
         String d = y.await();
+        decisions.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                .add(request.op() + " " + d);
         switch (d) {
             case "deliver":
                 return applySentAt(sent, apply);
             case "lose reply":
+                LOSING.set(true);
                 try {
                     applySentAt(sent, apply);
                 } catch (StorageException ignored) {
                     // its reply is lost either way
+                } finally {
+                    LOSING.remove();
                 }
                 throw timeout(request);
             case "503":
@@ -246,6 +253,14 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             default: // drop, abort
                 throw timeout(request);
         }
+    }
+
+    /** Set while a request whose reply will be lost is applied on this thread. */
+    private static final ThreadLocal<Boolean> LOSING = new ThreadLocal<>();
+
+    /** Whether the write being applied on this thread will have its reply lost (the bucket's observer asks). */
+    static boolean replyOfTheRequestAppliedIsLost() {
+        return LOSING.get() != null;
     }
 
     /** The virtual instant at which the request being applied on this thread was sent (null: none). */
@@ -407,19 +422,20 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         return now;
     }
 
+    /** A single-thread scheduler, as the engine's real one: one task at a time (a task that blocks holds up the next). */
     @Override
     public ScheduledExecutorService timer(ThreadFactory threads) {
-        return new VirtualExecutor(threads);
+        return new VirtualExecutor(threads, true);
     }
 
     @Override
     public ExecutorService refreshThreads(int maxThreads, Duration keepAlive, ThreadFactory threads) {
-        return new VirtualExecutor(threads);
+        return new VirtualExecutor(threads, false);
     }
 
     @Override
     public ExecutorService eventThreads(ThreadFactory threads) {
-        return new VirtualExecutor(threads);
+        return new VirtualExecutor(threads, false);
     }
 
     /** A task of a virtual executor: due at a virtual instant, run on a new thread of its executor's factory. */
@@ -476,8 +492,12 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         final Set<Task> running = new LinkedHashSet<>();
         final Set<Thread> runningThreads = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
-        VirtualExecutor(ThreadFactory factory) {
+        /** One task at a time (a single-thread scheduler). */
+        final boolean serial;
+
+        VirtualExecutor(ThreadFactory factory, boolean serial) {
             this.factory = factory;
+            this.serial = serial;
             this.kind = factory.newThread(() -> { }).getName().replaceAll("\\d+$", "");
         }
 
@@ -509,6 +529,11 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             th.setDaemon(true);
             threads.add(th);
             th.start();
+        }
+
+        /** Whether a due task of this executor may start now (a serial one runs one task at a time). */
+        boolean mayStart() {
+            return !serial || running.isEmpty();
         }
 
         boolean idle() {
@@ -728,7 +753,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             List<Task> due = new ArrayList<>(tasks);
             due.sort(Comparator.comparingLong(t -> t.seq));
             for (Task t : due) {
-                if (t.due <= now && !t.isCancelled()) {
+                if (t.due <= now && !t.isCancelled() && t.executor.mayStart()) {
                     choices.add(() -> t.executor.start(t));
                     labels.add("run task #" + t.seq + " on a new " + t.executor.kind + " thread");
                 }
@@ -750,8 +775,8 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         long limit = Long.MAX_VALUE;
         synchronized (lock) {
             for (Task t : tasks) {
-                if (t.isCancelled()) {
-                    continue;
+                if (t.isCancelled() || (t.due <= now && !t.executor.mayStart())) {
+                    continue; // a due task of a busy single-thread scheduler waits for the task that runs
                 }
                 if (t.due > now) {
                     next = Math.min(next, t.due);
