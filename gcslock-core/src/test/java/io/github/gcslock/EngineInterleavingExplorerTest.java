@@ -38,6 +38,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 class EngineInterleavingExplorerTest {
 
     static final int RUNS = Integer.getInteger("gcslock.explorer.runs", 40);
+    /** The action "a listener acquires its lock again inside released" (see {@code registry}): off for now. */
+    static final boolean REACQUIRE_IN_LISTENER = false;
 
     /** The Error a hostile listener throws (rule 20): which callback, and the outcome acquireFinished was told. */
     static final class ListenerError extends Error {
@@ -665,7 +667,10 @@ class EngineInterleavingExplorerTest {
             Events recorder = new Events(name);
             events.put(r, recorder);
             r.addListener(recorder);
-            if (hostile && setup.nextBoolean()) {
+            // Off since each listener has its own channel per lock (rule 20, d41bb69): a listener acquiring its lock
+            // inside its released event no longer tells the other listeners at once; the check must be re-derived from
+            // the new rule before this action comes back.
+            if (REACQUIRE_IN_LISTENER && hostile && setup.nextBoolean()) {
                 int every = 1 + setup.nextInt(3);
                 world.note(name + "'s listener acquires the lock again in every " + every + ". released event");
                 r.addListener(new LockEventListener() {
