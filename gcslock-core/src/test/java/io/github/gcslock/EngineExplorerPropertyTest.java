@@ -38,7 +38,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 
-import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * A model-based explorer of the engine's public API (issue 29 part 1). jqwik drives random sequences of
@@ -59,6 +58,21 @@ import static org.assertj.core.api.Assertions.assertThat;
  * the documented exception and changes nothing in the object, and every process can read any object written;
  * no lease is held that the application was not given (a call that failed leaves nothing held). At the end:
  * {@code close()} of every registry leaves nothing in the bucket, and every lease was told {@code released}.
+ *
+ * <p>Also in the alphabet: cron ticks (every process tries a name once, in turn or at once, rounds apart), a
+ * follower's back-to-back short waits while another process leads, the {@code Lock} view's {@code tryLock} (also with
+ * a time <= 0), bad lock names, TTLs near rule 21's per-lease bound, and objects a crashed or foreign writer left
+ * (a dead holder, this registry's own leak, TTLs of 0, of {@code Long.MAX_VALUE} ms, not a number). Worlds alternate:
+ * every other one has no faults, and two of every four have GCS's write limit on (the emulator's 200 ms, the
+ * registries' window 250 ms). Checked on the emulator's request log ({@link WireOracle}): rule 16's request economy
+ * where it states an exact cost or order (a one-shot always asks; create first at a name never looked at or held
+ * last; the create alone within a quarter TTL of a clean release or of a read of a live holder, and a read first
+ * once that knowledge is older; no second read after a refused create that followed a 404; a waiter's looks are
+ * reads, a bounded number of them, and a create again without a read after a 429; a wait that made no request
+ * says so), and rule 21 (no 429 to a write of ours met by our own previous write). In worlds without faults: no
+ * lease is lost (rules 11 and 21), a crashed holder's lock is taken over after its TTL and this registry's own leak
+ * at once (README, rules 4 and 16); everywhere: a bad TTL or name is refused, a refusal for the write window names a
+ * TTL that is accepted, and {@code fencingTokenRegression} is never reported for a token that did not go down.
  *
  * <p>A failure prints jqwik's seed and the shrunk sequence; the next run replays the failing seed first
  * (jqwik database), or paste it into {@code @Property(seed = "...")}. Tries: {@code jqwik.tries.default}
@@ -81,13 +95,20 @@ class EngineExplorerPropertyTest {
     /** How long a "blocking" listener blocks. */
     static final long BLOCK_MS = 700;
     static final long SLOW_MS = 60;
+    /** Worlds with GCS's write limit (rule 21): the emulator's minimum interval between writes of one object, and the registries' window. */
+    static final Duration EMULATOR_WINDOW = Duration.ofMillis(200);
+    static final Duration REGISTRY_WINDOW = Duration.ofMillis(250);
+
+    static {
+        GCS.faults().logRequests(true);
+    }
     /**
      * Survey mode ({@code -Dgcslock.explorer.survey=true}): violations are printed (one line each, with the steps
      * so far) instead of failing, so that one run lists every kind of defect its tries meet.
      */
     static final boolean SURVEY = Boolean.getBoolean("gcslock.explorer.survey");
 
-    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME }
+    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME }
 
     static final Set<Kind> ALPHABET = EnumSet.copyOf(Arrays.stream(
             System.getProperty("gcslock.explorer.actions", Arrays.stream(Kind.values()).map(Enum::name)
@@ -126,8 +147,13 @@ class EngineExplorerPropertyTest {
         all.put(Kind.LISTENER, listenerAction());
         all.put(Kind.FAULT, faultAction());
         all.put(Kind.TIME, timeAction());
+        all.put(Kind.TICK, tickAction());
+        all.put(Kind.FOLLOW, followAction());
+        all.put(Kind.CRASH, crashAction());
+        all.put(Kind.LOCK, lockAction());
+        all.put(Kind.BAD_NAME, badNameAction());
         Map<Kind, Integer> weights = Map.of(Kind.ACQUIRE, 5, Kind.RELEASE, 4, Kind.WAIT, 2, Kind.TIME, 3, Kind.FAULT, 2,
-                Kind.LISTENER, 2);
+                Kind.LISTENER, 2, Kind.TICK, 2, Kind.FOLLOW, 2, Kind.RELEASE_AFTER, 2, Kind.RENEW, 2);
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -141,7 +167,9 @@ class EngineExplorerPropertyTest {
     enum Ttl {
         DEFAULT(null), SHORT(Duration.ofMillis(1500)), LONG(Duration.ofSeconds(3)), ZERO(Duration.ZERO),
         NEGATIVE(Duration.ofSeconds(-1)), FOREVER(ChronoUnit.FOREVER.getDuration()),
-        CENTURIES(ChronoUnit.CENTURIES.getDuration().multipliedBy(2)), DECADES(ChronoUnit.DECADES.getDuration().multipliedBy(8));
+        CENTURIES(ChronoUnit.CENTURIES.getDuration().multipliedBy(2)), DECADES(ChronoUnit.DECADES.getDuration().multipliedBy(8)),
+        /** Near rule 21's per-lease bound (window + 1.5 call bounds before the deadline): refused or kept, never lost. */
+        TINY_600(Duration.ofMillis(600)), TINY_900(Duration.ofMillis(900)), TINY_1100(Duration.ofMillis(1100));
         final Duration d;
 
         Ttl(Duration d) {
@@ -150,6 +178,15 @@ class EngineExplorerPropertyTest {
 
         boolean bad() {
             return this == ZERO || this == NEGATIVE || this == FOREVER || this == CENTURIES; // documented: at most 100 years
+        }
+
+        /** Rule 21: a per-lease TTL too short for the write window is refused (GcsLockConfigurationException naming ttl). */
+        boolean mayBeRefused() {
+            return bad() || this == TINY_600 || this == TINY_900 || this == TINY_1100;
+        }
+
+        long ms(Duration registryTtl) {
+            return d == null ? registryTtl.toMillis() : bad() ? -1 : d.toMillis();
         }
     }
 
@@ -176,7 +213,8 @@ class EngineExplorerPropertyTest {
 
     static Action.Independent<World> acquireAction() {
         return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
-                Arbitraries.of(Ttl.DEFAULT, Ttl.DEFAULT, Ttl.SHORT, Ttl.LONG, Ttl.ZERO, Ttl.FOREVER, Ttl.CENTURIES, Ttl.DECADES),
+                Arbitraries.of(Ttl.DEFAULT, Ttl.DEFAULT, Ttl.DEFAULT, Ttl.SHORT, Ttl.LONG, Ttl.ZERO, Ttl.NEGATIVE, Ttl.FOREVER,
+                        Ttl.CENTURIES, Ttl.DECADES, Ttl.TINY_600, Ttl.TINY_900, Ttl.TINY_1100),
                 Arbitraries.of(Owner.class), Arbitraries.integers().between(0, 1), Arbitraries.of(false, false, true))
                 .as((p, name, ttl, owner, thread, interrupted) -> step(
                         "P" + p + " tryAcquire('" + name + "', ttl " + ttl + ", " + owner + ", thread " + thread
@@ -186,7 +224,8 @@ class EngineExplorerPropertyTest {
 
     static Action.Independent<World> waitAction() {
         return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
-                Arbitraries.of(0L, 300L, 1500L, 4000L), Arbitraries.of(Ttl.DEFAULT, Ttl.SHORT, Ttl.LONG, Ttl.DECADES),
+                Arbitraries.of(0L, 300L, 1500L, 4000L), Arbitraries.of(Ttl.DEFAULT, Ttl.DEFAULT, Ttl.SHORT, Ttl.LONG, Ttl.DECADES,
+                        Ttl.TINY_900, Ttl.FOREVER, Ttl.ZERO),
                 Arbitraries.of(Owner.class))
                 .as((p, name, waitMs, ttl, owner) -> step(
                         "P" + p + " acquire('" + name + "', wait " + waitMs + " ms, ttl " + ttl + ", " + owner + ") in the background",
@@ -256,6 +295,51 @@ class EngineExplorerPropertyTest {
         return () -> Arbitraries.of(100L, 600L, 2500L).map(ms -> step("time passes " + ms + " ms", w -> w.sleep(ms)));
     }
 
+    /**
+     * A cron tick (rule 16's case): every process tries the name once, one after another or all at once; the
+     * winner runs its job and releases (or keeps it through the rounds); the next round after a gap.
+     */
+    static Action.Independent<World> tickAction() {
+        return () -> Combinators.combine(Arbitraries.of(NAMES), Arbitraries.integers().between(1, 4), Arbitraries.of(0L, 150L, 700L),
+                        Arbitraries.of(false, true), Arbitraries.of(false, true))
+                .as((name, rounds, gap, keep, together) -> step("tick '" + name + "': " + rounds + " rounds " + gap + " ms apart"
+                        + (keep ? ", the winner keeps it" : "") + (together ? ", all processes at once" : ""),
+                        w -> w.tick(name, rounds, gap, keep, together)));
+    }
+
+    /** A follower (Spring Integration's leader initiator): back-to-back short waits of one process for one name. */
+    static Action.Independent<World> followAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                        Arbitraries.integers().between(2, 6), Arbitraries.of(100L, 300L, 700L), Arbitraries.of(false, true, true))
+                .as((p, name, n, waitMs, leader) -> step("P" + p + " follows '" + name + "': " + n + " waits of " + waitMs + " ms back to back"
+                                + (leader ? " while P" + ((p + 1) % PROCS) + " leads (holds it, then releases)" : ""),
+                        w -> w.follow(p, name, n, waitMs, leader)));
+    }
+
+    /** The {@code java.util.concurrent.locks.Lock} view ({@code obtain(name)}): tryLock with a time (also <= 0), then unlock. */
+    static Action.Independent<World> lockAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                        Arbitraries.of(-1_000L, 0L, Long.MIN_VALUE, 200L), Arbitraries.integers().between(0, 1))
+                .as((p, name, ms, thread) -> step("P" + p + " obtain('" + name + "').tryLock(" + ms + " ms) on thread " + thread + ", unlock",
+                        w -> w.tryLock(p, name, ms, thread)));
+    }
+
+    /** Names the engine refuses (rule 19): a lone surrogate, more than 1024 bytes with the prefix. */
+    static Action.Independent<World> badNameAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1),
+                        Arbitraries.of("half\uD800pair", "x".repeat(1024 - "gcslock/".length()) + "\u00e9"))
+                .as((p, name) -> step("P" + p + " tryAcquire of a bad name (" + name.length() + " chars)", w -> w.badName(p, name)));
+    }
+
+    /** What a crashed or foreign writer left in the bucket (rule 1's object, written by no live lease). */
+    enum Left { DEAD_HOLDER, OWN_LEAK, HUGE_TTL, ZERO_TTL, GARBAGE_TTL }
+
+    static Action.Independent<World> crashAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES), Arbitraries.of(Left.class))
+                .as((p, name, left) -> step("an object of '" + name + "' left behind: " + left + (left == Left.OWN_LEAK ? " of P" + p : ""),
+                        w -> w.leave(p, name, left)));
+    }
+
     // ------------------------------------------------------------------ the world
 
     /** Thrown by a misbehaving listener: an Error an application's listener might throw (an assertion). */
@@ -322,6 +406,10 @@ class EngineExplorerPropertyTest {
          * until its TTL). Objects never handed out of such a process are not counted as left over.
          */
         volatile boolean everSlowReplies;
+        /** When (System.nanoTime) the current registry was built: its requests in the log are its own from then. */
+        volatile long registryStart;
+        /** [from, to] (System.nanoTime) of each time this process was cut off or slowed (to: Long.MAX_VALUE until healed). */
+        final List<long[]> faultSpans = new CopyOnWriteArrayList<>();
 
         Proc(World world, int index) {
             this.world = world;
@@ -337,10 +425,12 @@ class EngineExplorerPropertyTest {
         void start() {
             recorder = new Recorder(this);
             recorders.add(recorder);
+            registryStart = System.nanoTime();
             GcsLockRegistry r = GcsLockRegistry.builder(GCS.storage(client), world.bucket)
                     .identity("P" + index + "-" + registries.size())
                     .ttl(TTL).refreshInterval(REFRESH).operationTimeout(OP_TIMEOUT)
-                    .writeRateWindow(Duration.ofMillis(20))
+                    // rule 21: in a world with the emulator's write-rate limit on, the registries' window is longer
+                    .writeRateWindow(world.rateLimited ? REGISTRY_WINDOW : Duration.ofMillis(20))
                     .backoff(Duration.ofMillis(20), Duration.ofMillis(200), 2.0)
                     .verifyBucket(false)
                     .listener(new Misbehaving(this))
@@ -453,7 +543,18 @@ class EngineExplorerPropertyTest {
         @Override public void refreshed(Lease lease) { record(lease, "refreshed"); }
         @Override public void refreshFailed(Lease lease, Exception error) { record(lease, "refreshFailed"); }
         @Override public void released(Lease lease) { record(lease, "released"); }
-        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { record(lease, "fencingTokenRegression"); }
+        @Override
+        public void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+            record(lease, "fencingTokenRegression");
+            // Rule 18: a generation not greater than one seen before for the name is reported -- and nothing else. The
+            // emulator's generations only grow (GCS's), and a generation equal to the lease's own is its own object (an
+            // adopted create): a report with the highest seen before <= the lease's token is a false alarm.
+            if (highestSeenBefore <= lease.fencingToken()) {
+                proc.world.violation("P" + proc.index + " listener: fencingTokenRegression of '" + lease.name() + "' lease "
+                        + lease.leaseId() + " token " + lease.fencingToken() + " with the highest seen before " + highestSeenBefore
+                        + " (rule 18: only a token not greater than one seen before)");
+            }
+        }
 
         @Override
         public void lost(Lease lease, LockLostException reason) {
@@ -491,10 +592,27 @@ class EngineExplorerPropertyTest {
         final Set<String> excused = ConcurrentHashMap.newKeySet();
         /** Registry owner + name of waits that ended while their process was cut off from GCS. */
         final Set<String> cutOffEnds = ConcurrentHashMap.newKeySet();
+        /**
+         * A world without faults (every other one): FAULT steps do nothing, so the costs and promises that rule 16
+         * and rule 11 state for a fault-free GCS are checked exactly.
+         */
+        final boolean clean;
+        /** A world with GCS's write limit on (two of every four): rule 21 is checked on every 429. */
+        final boolean rateLimited;
+        /** The application's calls, for the checks on the emulator's request log (WireOracle). */
+        final List<WireOracle.Call> calls = new CopyOnWriteArrayList<>();
+        /** Objects left behind by a crashed or foreign writer (CRASH steps): name, generation, updated (ms), TTL ms, owner. */
+        final List<Object[]> leftBehind = new CopyOnWriteArrayList<>();
+        /** When a global fault (any process's requests) was last injected. */
+        volatile long lastGlobalFault;
 
         World(int id) {
             this.id = id;
             this.bucket = "explore-" + id;
+            this.clean = id % 2 == 0 || Boolean.getBoolean("gcslock.explorer.clean");
+            this.rateLimited = id % 4 == 3 || id % 4 == 0;
+            GCS.writeRateLimit(rateLimited ? EMULATOR_WINDOW : null);
+            GCS.faults().clearRequestLog();
             GCS.faults().reset();
             for (int p = 0; p < PROCS; p++) {
                 GCS.faults().client("explorer-p" + p).reset();
@@ -569,21 +687,88 @@ class EngineExplorerPropertyTest {
 
         // ---------------------------------------------------------------- acquire
 
-        void tryAcquire(int pi, String name, Ttl ttl, Owner owner, int thread, boolean interrupted) {
+        WireOracle.Call call(WireOracle.Kind kind, Proc p, GcsLockRegistry r, String name, Ttl ttl, long waitMs, String what) {
+            boolean held = holds.stream().anyMatch(h -> h.registry == r && h.lease.name().equals(name) && !h.released);
+            WireOracle.Call c = new WireOracle.Call(kind, p.index, p.client, r.owner(), p.registryStart, name,
+                    ttl == null ? -1 : ttl.ms(TTL), waitMs, held, what);
+            calls.add(c);
+            return c;
+        }
+
+        Hold tryAcquire(int pi, String name, Ttl ttl, Owner owner, int thread, boolean interrupted) {
             Proc p = procs[pi];
             GcsLockRegistry r = p.registry;
             String what = "P" + pi + " tryAcquire('" + name + "', " + ttl + ", " + owner + ")";
+            String mustAcquire = interrupted ? null : mustAcquire(p, r, name, 0);
+            Hold[] got = new Hold[1];
             Outcome<Optional<Lease>> o = onCaller(p, thread, what, interrupted, () -> {
                 long began = System.nanoTime();
-                Optional<Lease> got = owner == Owner.THREAD && ttl == Ttl.DEFAULT ? r.tryAcquire(name)
-                        : owner == Owner.THREAD ? r.tryAcquire(name, ttl.d) : r.tryAcquire(name, ttl.d, owner(p, owner));
-                got.ifPresent(l -> acquiredNow(p, r, l, what, began));
-                return got;
+                WireOracle.Call c = call(WireOracle.Kind.ONE_SHOT, p, r, name, ttl, 0, what);
+                Optional<Lease> l = Optional.empty();
+                try {
+                    l = owner == Owner.THREAD && ttl == Ttl.DEFAULT ? r.tryAcquire(name)
+                            : owner == Owner.THREAD ? r.tryAcquire(name, ttl.d) : r.tryAcquire(name, ttl.d, owner(p, owner));
+                    c.ended(l.isPresent(), null);
+                } catch (Throwable e) {
+                    c.ended(false, e);
+                    throw e;
+                }
+                l.ifPresent(lease -> got[0] = acquiredNow(p, r, lease, what, began));
+                return l;
             });
             expectAcquireOutcome(p, r, what, ttl, o.error);
             if (o.error != null && p.faulty) {
                 cutOffEnds.add(r.owner() + " " + name); // a create that may have committed, its call cut off (documented)
             }
+            if (mustAcquire != null && o.error == null && o.value != null && o.value.isEmpty() && !p.faulty) {
+                violation(what + " was refused though " + mustAcquire);
+            }
+            return got[0];
+        }
+
+        /**
+         * Why a call of {@code r} for {@code name} starting now with a wait of {@code waitMs} must acquire it, or null: the
+         * object there is one a crashed holder left, past its TTL by the end of the wait (README: "a crashed instance's
+         * lock frees itself after a TTL"; "after a crash, within TTL + interval"; rule 16: a dead holder is taken over at
+         * the first tick after its TTL as the GCS-time bound proves it, which lags by up to a refresh interval), or this
+         * very registry's own leak (rule 4: "retake a lock this process leaked ... at once"). Only in a world without
+         * faults, with no other call of this process on the name, and nothing else of the name around.
+         */
+        String mustAcquire(Proc p, GcsLockRegistry r, String name, long waitMs) {
+            if (!clean || closing.contains(r) || background.stream().anyMatch(b -> b.proc() == p && !b.done().isDone())
+                    || holds.stream().anyMatch(h -> h.lease.name().equals(name) && !h.released)) {
+                return null;
+            }
+            Blob b = object(name);
+            if (b == null) {
+                return null;
+            }
+            // What this registry read of the name before: rule 16 lets a one-shot refuse unread for a quarter of the
+            // TTL of the holder it last read (mixed TTLs: "Not covered", liveness only) -- so only after reads of
+            // short-TTL holders, and, for its own leak, only where it never sent a request for the name (a real leak
+            // follows its own failed release, which leaves no knowledge that refuses unread).
+            List<io.github.gcslock.test.LoggedRequest> mine = GCS.faults().requestLog().stream()
+                    .filter(q -> p.client.equals(q.client()) && ("gcslock/" + name).equals(q.object()) && q.receivedNanos() - p.registryStart >= 0)
+                    .toList();
+            boolean longTtlRead = mine.stream().anyMatch(q -> q.status() == 200 && WireOracle.ttlMs(q) > TTL.toMillis());
+            for (Object[] left : leftBehind) {
+                if (!left[0].equals(name) || (long) left[1] != b.getGeneration() || b.getMetageneration() != 1) {
+                    continue;
+                }
+                long updated = (long) left[2];
+                long ttl = (long) left[3];
+                String owner = (String) left[4];
+                if (owner.equals(r.owner())) {
+                    return mine.isEmpty() ? "its object was this registry's own leak (rule 4: retaken at once)" : null;
+                }
+                long cap = Math.min(200, ttl / 4);
+                if (owner.startsWith("crashed") && ttl > 0 && !longTtlRead
+                        && System.currentTimeMillis() + waitMs > updated + ttl + cap + 1_500 + TTL.toMillis() / 4) {
+                    return "the object a crashed holder left was past its TTL (" + ttl + " ms) by "
+                            + (System.currentTimeMillis() + waitMs - updated - ttl) + " ms (a crashed holder's lock frees itself after its TTL)";
+                }
+            }
+            return null;
         }
 
         void acquireInBackground(int pi, String name, long waitMs, Ttl ttl, Owner owner) {
@@ -591,24 +776,22 @@ class EngineExplorerPropertyTest {
             GcsLockRegistry r = p.registry;
             int seq = seqs.incrementAndGet();
             String what = "P" + pi + " acquire('" + name + "', wait " + waitMs + " ms, " + ttl + ", " + owner + ") #" + seq;
+            String mustAcquire = ttl.mayBeRefused() ? null : mustAcquire(p, r, name, waitMs);
             Thread[] thread = new Thread[1];
             java.util.concurrent.CountDownLatch started = new java.util.concurrent.CountDownLatch(1);
             Future<?> done = pool.submit(() -> {
                 thread[0] = Thread.currentThread();
                 Thread.currentThread().setName("w" + id + "-P" + pi + "-waiter-" + seq);
                 started.countDown();
-                Outcome<Lease> o = run(what, false, true, () -> {
-                    long began = System.nanoTime();
-                    Lease l = owner == Owner.THREAD ? r.acquire(name, Duration.ofMillis(waitMs), ttl.d)
-                            : r.acquire(name, Duration.ofMillis(waitMs), ttl.d, owner(p, owner));
-                    acquiredNow(p, r, l, what, began);
-                    return l;
-                });
+                Outcome<Lease> o = run(what, false, true, () -> acquireNow(p, r, name, waitMs, ttl, owner, what));
                 if (!(o.error instanceof InterruptedException)) {
                     expectAcquireOutcome(p, r, what, ttl, o.error);
                 }
                 if (o.error != null && p.faulty) {
                     cutOffEnds.add(r.owner() + " " + name); // its own create's object could not be deleted then (rule 14)
+                }
+                if (mustAcquire != null && o.error instanceof LockNotAcquiredException && !p.faulty) {
+                    violation(what + " ended not acquired though " + mustAcquire + ": " + o.error.getMessage());
                 }
                 return null;
             });
@@ -621,6 +804,178 @@ class EngineExplorerPropertyTest {
             background.add(new Background(seq, p, what, thread[0], done, System.nanoTime(), bound));
         }
 
+        /** One waiting acquire on this thread, recorded (a wait of zero is a one-shot: rule 16). */
+        private Lease acquireNow(Proc p, GcsLockRegistry r, String name, long waitMs, Ttl ttl, Owner owner, String what) throws Exception {
+            long began = System.nanoTime();
+            WireOracle.Call c = call(waitMs == 0 ? WireOracle.Kind.ONE_SHOT : WireOracle.Kind.WAIT, p, r, name, ttl, waitMs, what);
+            Lease l;
+            try {
+                l = owner == Owner.THREAD ? r.acquire(name, Duration.ofMillis(waitMs), ttl.d)
+                        : r.acquire(name, Duration.ofMillis(waitMs), ttl.d, owner(p, owner));
+                c.ended(true, null);
+            } catch (Throwable e) {
+                c.ended(false, e);
+                throw e;
+            }
+            acquiredNow(p, r, l, what, began);
+            return l;
+        }
+
+        void tryLock(int pi, String name, long ms, int thread) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            String what = "P" + pi + " obtain('" + name + "').tryLock(" + ms + " ms)";
+            Outcome<Boolean> o = onCaller(p, thread, what, false, () -> {
+                java.util.concurrent.locks.Lock lock = r.obtain(name);
+                WireOracle.Call c = call(ms <= 0 ? WireOracle.Kind.ONE_SHOT : WireOracle.Kind.WAIT, p, r, name, Ttl.DEFAULT, Math.max(0, ms), what);
+                long began = System.nanoTime();
+                boolean got;
+                try {
+                    got = lock.tryLock(ms, TimeUnit.MILLISECONDS);
+                    c.ended(got, null);
+                } catch (Throwable e) {
+                    c.ended(false, e);
+                    throw e;
+                }
+                if (got) {
+                    lock.unlock();
+                }
+                if (ms <= 0 && System.nanoTime() - began > TimeUnit.MILLISECONDS.toNanos(OP_TIMEOUT.toMillis() * 4 + 2_000)) {
+                    // GcsDistributedLock: tryLock with a time <= 0 does not wait (one attempt, as tryLock())
+                    violation(what + " took " + (System.nanoTime() - began) / 1_000_000 + " ms: a time <= 0 does not wait");
+                }
+                return got;
+            });
+            if (o.error != null && !(o.error instanceof GcsLockException) && !(o.error instanceof TimeoutException)
+                    && !(o.error instanceof InjectedError)
+                    && !(o.error instanceof IllegalStateException && String.valueOf(o.error.getMessage()).contains("closed"))) {
+                violation(what + " threw an undocumented " + o.error);
+            }
+        }
+
+        void badName(int pi, String name) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            String what = "P" + pi + " tryAcquire of a bad name";
+            long from = System.nanoTime();
+            Outcome<Optional<Lease>> o = onCaller(p, 0, what, false, () -> r.tryAcquire(name));
+            // Rule 19: a bad lock name gets GcsLockConfigurationException (setting "name"), and nothing is sent.
+            if (!(o.error instanceof GcsLockConfigurationException e && "name".equals(e.setting()))
+                    && !(o.error instanceof IllegalStateException && String.valueOf(o.error.getMessage()).contains("closed"))) {
+                violation(what + " (" + name.length() + " chars): expected GcsLockConfigurationException naming 'name', got "
+                        + (o.error != null ? o.error : o.value));
+                o.value.ifPresent(l -> l.release());
+            }
+            long sent = GCS.faults().requestLog().stream().filter(q -> p.client.equals(q.client()) && q.receivedNanos() - from >= 0
+                    && q.object() != null && !q.object().endsWith("/a") && !q.object().endsWith("/b")).count();
+            if (sent > 0) {
+                violation(what + " sent " + sent + " requests (rule 19: nothing is sent for a bad name)");
+            }
+        }
+
+        /** A cron tick's rounds (rule 16: in a cron tick every instance pays 1 request). */
+        void tick(String name, int rounds, long gap, boolean keep, boolean together) {
+            Hold kept = null;
+            for (int round = 0; round < rounds; round++) {
+                List<Hold> won = new CopyOnWriteArrayList<>();
+                if (together) {
+                    List<Future<?>> all = new ArrayList<>();
+                    for (int p = 0; p < PROCS; p++) {
+                        int pi = p;
+                        all.add(pool.submit(() -> {
+                            Hold h = tryAcquire(pi, name, Ttl.DEFAULT, Owner.THREAD, 1, false);
+                            if (h != null) {
+                                won.add(h);
+                            }
+                        }));
+                    }
+                    for (Future<?> f : all) {
+                        try {
+                            f.get(2 * BOUND_MS, TimeUnit.MILLISECONDS);
+                        } catch (Exception e) {
+                            violation("tick '" + name + "': a process's attempt did not end: " + e);
+                        }
+                    }
+                } else {
+                    for (int p = 0; p < PROCS; p++) {
+                        Hold h = tryAcquire((p + round) % PROCS, name, Ttl.DEFAULT, Owner.THREAD, 1, false);
+                        if (h != null) {
+                            won.add(h);
+                        }
+                    }
+                }
+                for (Hold h : won) {
+                    if (keep && kept == null && round + 1 < rounds) {
+                        kept = h;
+                    } else if (h != kept) {
+                        releaseHold(h, false);
+                    }
+                }
+                if (gap > 0) {
+                    sleep(gap);
+                }
+            }
+            if (kept != null && !kept.releasing) {
+                releaseHold(kept, false);
+            }
+        }
+
+        /** Back-to-back short waits of one process (rule 16: the waiting pace is kept across calls). */
+        void follow(int pi, String name, int n, long waitMs, boolean withLeader) {
+            Proc p = procs[pi];
+            Hold leader = withLeader ? tryAcquire((pi + 1) % PROCS, name, Ttl.DEFAULT, Owner.INVOCATION_0, 0, false) : null;
+            for (int i = 0; i < n; i++) {
+                if (leader != null && i == n - 1 && !leader.releasing) {
+                    releaseHold(leader, false); // the leader steps down: the follower's last wait may take over
+                }
+                GcsLockRegistry r = p.registry;
+                String what = "P" + pi + " follower's acquire('" + name + "', wait " + waitMs + " ms) #" + (i + 1);
+                Outcome<Lease> o = onCaller(p, 1, what, false, () -> acquireNow(p, r, name, waitMs, Ttl.DEFAULT, Owner.THREAD, what));
+                expectAcquireOutcome(p, r, what, Ttl.DEFAULT, o.error);
+                if (o.error != null && p.faulty) {
+                    cutOffEnds.add(r.owner() + " " + name);
+                }
+                if (o.value != null) {
+                    holds.stream().filter(h -> h.lease == o.value && !h.releasing).findFirst().ifPresent(h -> releaseHold(h, false));
+                }
+            }
+            if (leader != null && !leader.releasing) {
+                releaseHold(leader, false);
+            }
+        }
+
+        /** Leaves an object of {@code name} as a crashed or foreign writer would (only where there is none). */
+        void leave(int pi, String name, Left left) {
+            String owner = left == Left.OWN_LEAK ? procs[pi].registry.owner() : "crashed-P9";
+            String ttl = switch (left) {
+                case DEAD_HOLDER -> "1000";
+                case OWN_LEAK -> Long.toString(TTL.toMillis());
+                case HUGE_TTL -> Long.toString(Long.MAX_VALUE);
+                case ZERO_TTL -> "0";
+                case GARBAGE_TTL -> "forever";
+            };
+            String lease = "crashed-" + seqs.incrementAndGet();
+            Map<String, String> meta = new HashMap<>();
+            meta.put("gcslock-owner", owner);
+            meta.put("gcslock-lease", lease);
+            meta.put("gcslock-ttl", ttl);
+            try {
+                Blob b = admin.create(com.google.cloud.storage.BlobInfo.newBuilder(bucket, "gcslock/" + name).setMetadata(meta).build(),
+                        new byte[0], Storage.BlobTargetOption.doesNotExist());
+                excused.add(lease);
+                leftBehind.add(new Object[] {name, b.getGeneration(), b.getUpdateTimeOffsetDateTime().toInstant().toEpochMilli(),
+                        left == Left.DEAD_HOLDER || left == Left.OWN_LEAK ? Long.parseLong(ttl) : -1L, owner});
+            } catch (com.google.cloud.storage.StorageException e) {
+                return; // the name is held (412) or the write limit refused it (429): nothing left
+            }
+            // Rule 19/20 and the issue's "changes nothing ... in every other process that reads the object": every
+            // process reads it and tries it, and gets a documented outcome (no overflow, no undocumented exception).
+            readableByEveryone(name, "an object left with TTL " + ttl);
+            for (Proc p : procs) {
+                tryAcquire(p.index, name, Ttl.DEFAULT, Owner.INVOCATION_1, 1, false);
+            }
+        }
+
         void interrupt(int which) {
             List<Background> running = background.stream().filter(b -> !b.done.isDone()).toList();
             if (running.isEmpty()) {
@@ -630,8 +985,14 @@ class EngineExplorerPropertyTest {
         }
 
         /** The acquiring call just returned {@code l}: check the other holders of its name, then record it. */
-        private void acquiredNow(Proc p, GcsLockRegistry r, Lease l, String what, long began) {
+        private Hold acquiredNow(Proc p, GcsLockRegistry r, Lease l, String what, long began) {
+            // A nested hold of a lease whose object an administrator deleted (forceRelease) is that lease: its holder
+            // finds out at its next refresh (documented), so it is no healthy holder for the others either.
+            boolean nestedInForced = holds.stream().anyMatch(o -> o.leaseId.equals(l.leaseId()) && o.forced);
             for (Hold h : holds) {
+                if (nestedInForced) {
+                    break;
+                }
                 if (!h.lease.name().equals(l.name()) || h.leaseId.equals(l.leaseId()) || h.releasing || h.forced) {
                     continue;
                 }
@@ -655,6 +1016,9 @@ class EngineExplorerPropertyTest {
                 h.releasing = true;
             }
             Long forced = forcedAt.get(l.name());
+            if (nestedInForced) {
+                h.forced = true;
+            }
             if (forced != null && forced - began >= 0) {
                 // A forceRelease of the name began while this call ran: it may have deleted this very lease's object,
                 // which the holder learns only at its next refresh (documented for forceRelease), so it is no
@@ -667,14 +1031,23 @@ class EngineExplorerPropertyTest {
                     h.lostAt = System.nanoTime();
                 }
             });
+            return h;
         }
 
         private void expectAcquireOutcome(Proc p, GcsLockRegistry r, String what, Ttl ttl, Throwable error) {
+            if (error == null && ttl.bad() && !closing.contains(r)) {
+                // Rule 19 and tryAcquire's Javadoc: a TTL that is not positive or beyond 100 years is refused with
+                // GcsLockConfigurationException, whatever the state of the lock.
+                violation(what + " with TTL " + ttl + " was accepted (expected GcsLockConfigurationException)");
+            }
+            if (error instanceof GcsLockConfigurationException && ttl.mayBeRefused() && !ttl.bad()) {
+                smallestNamedPasses(p, r, what, error);
+            }
             if (error == null || error instanceof TimeoutException) {
                 return;
             }
             boolean documented = error instanceof GcsLockException
-                    || (error instanceof GcsLockConfigurationException && ttl.bad())
+                    || (error instanceof GcsLockConfigurationException && ttl.mayBeRefused())
                     || (error instanceof IllegalStateException && error.getMessage() != null && error.getMessage().contains("closed"))
                     || (error instanceof IllegalStateException && error.getMessage() != null && error.getMessage().contains("held by this thread")) // rule 17
                     || error instanceof InjectedError;
@@ -683,6 +1056,31 @@ class EngineExplorerPropertyTest {
             }
             if (ttl.bad() && !(error instanceof GcsLockConfigurationException)) {
                 violation(what + " with TTL " + ttl + " threw " + error + " instead of GcsLockConfigurationException");
+            }
+        }
+
+        /**
+         * Rule 21: a per-lease TTL too short for the write window "is refused naming the lock and the smallest TTL that
+         * passes": that TTL is then accepted (on a name of its own, released at once).
+         */
+        private void smallestNamedPasses(Proc p, GcsLockRegistry r, String what, Throwable refusal) {
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("at least (PT[0-9.]+S)").matcher(String.valueOf(refusal.getMessage()));
+            if (!m.find() && String.valueOf(refusal.getMessage()).contains("write limit")) {
+                violation(what + " was refused without naming the smallest TTL that works: " + refusal.getMessage());
+                return;
+            }
+            if (!String.valueOf(refusal.getMessage()).contains("write limit")) {
+                return; // refused by another rule of the TTL (rule 10), which names no smallest TTL
+            }
+            Duration smallest = Duration.parse(m.group(1));
+            Outcome<Optional<Lease>> o = onNewThread(what + ": the smallest TTL named, " + smallest, false, () -> {
+                Optional<Lease> l = r.tryAcquire("probe-" + p.index, smallest);
+                l.ifPresent(Lease::release);
+                return l;
+            });
+            if (o.error instanceof GcsLockConfigurationException) {
+                violation(what + " was refused naming " + smallest + " as the smallest TTL that works, which is refused too: "
+                        + o.error.getMessage());
             }
         }
 
@@ -698,6 +1096,10 @@ class EngineExplorerPropertyTest {
             if (h == null) {
                 return;
             }
+            releaseHold(h, interrupted);
+        }
+
+        void releaseHold(Hold h, boolean interrupted) {
             boolean outermost = holds.stream().noneMatch(o -> o != h && o.leaseId.equals(h.leaseId) && !o.released && !o.releasing);
             // A background acquire of the name in this process still running may be handed a nested hold of this
             // lease (same owner: reentrant) before or while this release runs, and then the object rightly stays:
@@ -709,7 +1111,16 @@ class EngineExplorerPropertyTest {
             String what = "release " + h + (interrupted ? " on an interrupted thread" : "");
             boolean faulty = h.proc.faulty;
             Outcome<Void> o = onNewThread(what, interrupted, () -> {
-                h.lease.release();
+                WireOracle.Call c = new WireOracle.Call(WireOracle.Kind.RELEASE, h.proc.index, h.proc.client, h.registry.owner(),
+                        h.registry == h.proc.registry ? h.proc.registryStart : -1, h.lease.name(), -1, 0, true, what);
+                calls.add(c);
+                try {
+                    h.lease.release();
+                    c.ended(false, null);
+                } catch (Throwable e) {
+                    c.ended(false, e);
+                    throw e;
+                }
                 return null;
             });
             h.released = true;
@@ -741,10 +1152,17 @@ class EngineExplorerPropertyTest {
             GcsLockRegistry r = wrong ? procs[(h.proc.index + 1) % PROCS].registry : h.registry;
             String what = "releaseAfter(" + h + ", " + delay + ")" + (wrong ? " on another registry" : "");
             String ttlBefore = ttlInObject(h);
+            WireOracle.Call c = new WireOracle.Call(WireOracle.Kind.DEFERRED, h.proc.index, h.proc.client, h.registry.owner(),
+                    h.registry == h.proc.registry ? h.proc.registryStart : -1, h.lease.name(), -1, 0, true, what);
+            calls.add(c);
             Outcome<Void> o = onNewThread(what, false, () -> {
                 r.releaseAfter(h.lease, delay.d);
                 return null;
             });
+            c.ended(false, o.error);
+            // its DELETE comes after the delay: the name is this registry's business until then (and a while after)
+            c.end = delay == Delay.FOREVER || delay == Delay.CENTURIES ? Long.MAX_VALUE
+                    : System.nanoTime() + Math.max(0, delay.d.toNanos()) + TimeUnit.SECONDS.toNanos(3);
             if (wrong || delay == Delay.NEGATIVE) {
                 if (!(o.error instanceof IllegalArgumentException)) {
                     violation(what + ": expected IllegalArgumentException, got " + (o.error == null ? "no exception" : o.error));
@@ -776,10 +1194,14 @@ class EngineExplorerPropertyTest {
             GcsLockRegistry r = wrong ? procs[(h.proc.index + 1) % PROCS].registry : h.registry;
             String what = "renew(" + h + ", " + ttl + ")" + (wrong ? " on another registry" : "");
             String ttlBefore = ttlInObject(h);
+            WireOracle.Call c = new WireOracle.Call(WireOracle.Kind.OTHER, h.proc.index, h.proc.client, h.registry.owner(),
+                    h.registry == h.proc.registry ? h.proc.registryStart : -1, h.lease.name(), -1, 0, true, what);
+            calls.add(c);
             Outcome<Void> o = onNewThread(what, false, () -> {
                 r.renew(h.lease, ttl.d);
                 return null;
             });
+            c.ended(false, o.error);
             if (wrong || ttl.bad()) {
                 if (!(o.error instanceof IllegalArgumentException) && !(o.error instanceof LockLostException && !wrong)) {
                     violation(what + ": expected IllegalArgumentException, got " + (o.error == null ? "no exception" : o.error));
@@ -833,6 +1255,7 @@ class EngineExplorerPropertyTest {
             Proc p = procs[pi];
             GcsLockRegistry r = p.registry;
             String call = "P" + pi + " " + what + "('" + name + "')";
+            WireOracle.Call c = call(WireOracle.Kind.OTHER, p, r, name, null, 0, call);
             Outcome<Object> o = onNewThread(call, false, () -> switch (what) {
                 case "inspect" -> r.inspect(name);
                 case "list" -> r.list();
@@ -843,6 +1266,7 @@ class EngineExplorerPropertyTest {
                     yield info.map(i -> r.forceRelease(name, i.fencingToken(), i.metageneration())).orElse(false);
                 }
             });
+            c.ended(false, o.error);
             if (o.error != null && !(o.error instanceof GcsLockException) && !(o.error instanceof TimeoutException)) {
                 violation(call + " threw " + o.error);
             }
@@ -926,8 +1350,19 @@ class EngineExplorerPropertyTest {
         }
 
         void fault(int pi, Fault f) {
+            if (clean) {
+                return; // a world without faults
+            }
             Proc p = procs[pi];
             ClientFaults c = GCS.faults().client(p.client);
+            long now = System.nanoTime();
+            if (f == Fault.HEAL) {
+                p.faultSpans.forEach(span -> span[1] = Math.min(span[1], now));
+            } else if (f == Fault.PARTITION_FAIL || f == Fault.PARTITION_HANG || f == Fault.PARTITION_AFTER_CREATE || f == Fault.SLOW_REPLIES) {
+                p.faultSpans.add(new long[] {now, Long.MAX_VALUE});
+            } else {
+                lastGlobalFault = now;
+            }
             switch (f) {
                 case PARTITION_FAIL -> { p.faulty = true; c.partition(ClientFaults.Partition.FAIL); }
                 case PARTITION_HANG -> { p.faulty = true; c.partition(ClientFaults.Partition.HANG); }
@@ -966,10 +1401,13 @@ class EngineExplorerPropertyTest {
             checkOneHealthyHolder();
             checkBackgroundBounds();
             checkNothingHeldThatWasNotHandedOut();
+            checkNoLossWithoutFaults();
             if (survey()) {
                 return true;
             }
-            assertThat(violations).as("violations (world %d)", id).isEmpty();
+            if (!violations.isEmpty()) {
+                throw new AssertionError("violations (world " + id + "): " + violations);
+            }
             return true;
         }
 
@@ -995,6 +1433,55 @@ class EngineExplorerPropertyTest {
                         }
                     }
                 }
+            }
+        }
+
+        /**
+         * In a world without faults no lease the application holds is lost (rule 11: the deadline comes only after
+         * refreshes failed; rule 21: a TTL the engine accepts keeps its lease under the write window "with no fault at
+         * all"), unless an administrator's forceRelease deleted its object.
+         */
+        void checkNoLossWithoutFaults() {
+            if (!clean) {
+                return;
+            }
+            for (Hold h : holds) {
+                if (h.releasing || h.released || h.forced || closing.contains(h.registry) || deferred(h)) {
+                    continue;
+                }
+                if (!h.lease.isHealthy() && !h.releasing && !h.released) {
+                    violation(h + " was lost in a world without faults: " + h.lease.lostReason().orElse("(no reason)"));
+                    h.forced = true; // reported once
+                }
+            }
+        }
+
+        /** The checks on the emulator's request log (rules 16 and 21), once every call has ended. */
+        void checkWire() {
+            List<io.github.gcslock.test.LoggedRequest> log = GCS.faults().requestLog().stream()
+                    .filter(r -> bucket.equals(r.bucket())).toList();
+            List<WireOracle.Call> ended = calls.stream().filter(c -> c.end != Long.MAX_VALUE || c.kind == WireOracle.Kind.DEFERRED).toList();
+            WireOracle.registryTtlMs = TTL.toMillis();
+            WireOracle.checkEconomy(ended, log, "gcslock/", clean, this::violation);
+            if (rateLimited) {
+                WireOracle.checkWriteWindow(ended, log, (client, nanos) -> {
+                    for (Proc p : procs) {
+                        if (p.client.equals(client)) {
+                            return p.registryStart - nanos <= 0 ? p.registryStart : null;
+                        }
+                    }
+                    return null;
+                }, (client, span) -> {
+                    for (Proc p : procs) {
+                        if (p.client.equals(client)) {
+                            return p.faultSpans.stream().anyMatch(f -> f[0] - span[1] <= 0 && span[0] - f[1] <= 0);
+                        }
+                    }
+                    return true;
+                }, r -> {
+                    String owner = String.valueOf(r.metadata().get("gcslock-owner"));
+                    return Arrays.stream(procs).anyMatch(p -> p.client.equals(r.client()) && owner.startsWith("P" + p.index + "-"));
+                }, this::violation);
             }
         }
 
@@ -1040,6 +1527,7 @@ class EngineExplorerPropertyTest {
                     violation(b.what + ": did not end within " + BOUND_MS + " ms of an interrupt: " + e);
                 }
             }
+            checkWire();
             List<Hold> open = new ArrayList<>(holds.stream().filter(h -> !h.releasing).toList());
             java.util.Collections.reverse(open);
             for (Hold h : open) {
@@ -1101,7 +1589,9 @@ class EngineExplorerPropertyTest {
             if (survey()) {
                 return;
             }
-            assertThat(violations).as("violations (world %d) after the steps %s", id, steps).isEmpty();
+            if (!violations.isEmpty()) {
+                throw new AssertionError("violations (world " + id + "): " + violations + " after the steps " + steps);
+            }
         }
 
         private boolean survey() {

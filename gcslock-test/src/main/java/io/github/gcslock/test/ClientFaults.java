@@ -61,6 +61,11 @@ public final class ClientFaults {
         this.name = name;
     }
 
+    /** The client's name, as given to {@link GcsEmulator#endpoint(String)}. */
+    String name() {
+        return name;
+    }
+
     /** Cuts this client off from the emulator until {@link #heal()}, in the given way. */
     public ClientFaults partition(Partition mode) {
         synchronized (healed) {

@@ -33,6 +33,37 @@ final class FaultPipeline {
      * one (closing an exchange before its headers were sent closes the connection: the reply is lost).
      */
     Reply run(ApiRequest request, Function<byte[], Reply> operation) throws IOException, InterruptedException {
+        if (!faults.logging()) {
+            return serve(request, operation, null);
+        }
+        long received = System.nanoTime();
+        RequestNotes notes = new RequestNotes();
+        ClientFaults c = faults.clientAt(request.localPort());
+        notes.client = c == null ? null : c.name();
+        notes.object = request.object();
+        int[] status = {0};
+        boolean[] processed = {false};
+        Reply reply;
+        RequestNotes.CURRENT.set(notes);
+        try {
+            reply = serve(request, operation, r -> {
+                processed[0] = true;
+                status[0] = r.status();
+            });
+        } finally {
+            RequestNotes.CURRENT.remove();
+        }
+        String object = notes.object != null ? notes.object : request.query().get("name");
+        faults.log(new LoggedRequest(notes.client, request.op(), request.bucket(), object, received, System.nanoTime(),
+                status[0], processed[0] && reply == null, notes.writeRateLimited, notes.previousWriter,
+                notes.previousWriteNanos, status[0] >= 200 && status[0] < 300 ? notes.metadata : java.util.Map.of(),
+                status[0] >= 200 && status[0] < 300 ? notes.updated : null));
+        return reply;
+    }
+
+    /** {@link #run} itself; {@code answered} (when not null) is told the reply once the operation has run. */
+    private Reply serve(ApiRequest request, Function<byte[], Reply> operation, java.util.function.Consumer<Reply> answered)
+            throws IOException, InterruptedException {
         Operation op = request.op();
         faults.count(op);
         ClientFaults client = faults.clientAt(request.localPort());
@@ -51,7 +82,11 @@ final class FaultPipeline {
         Integer failure = faults.takeFailure(op);
         byte[] body = request.readBody();
         if (failure != null) {
-            return Reply.error(new GcsError(failure, GcsError.defaultReason(failure), "Injected failure " + failure));
+            Reply injected = Reply.error(new GcsError(failure, GcsError.defaultReason(failure), "Injected failure " + failure));
+            if (answered != null) {
+                answered.accept(injected);
+            }
+            return injected;
         }
         Reply reply;
         try {
@@ -60,6 +95,9 @@ final class FaultPipeline {
             reply = Reply.error(e);
         }
         faults.countAnswered(op, reply.status());
+        if (answered != null) {
+            answered.accept(reply);
+        }
         if (admission == ClientFaults.Admission.PROCESS_AND_LOSE_REPLY) {
             return null; // committed, and the partition started before the reply left
         }

@@ -41,6 +41,8 @@ public final class Faults {
     private Random random = new Random();
     private final Map<String, ClientFaults> clients = new ConcurrentHashMap<>();
     private final Map<Integer, ClientFaults> clientPorts = new ConcurrentHashMap<>();
+    private volatile boolean logging;
+    private final ConcurrentLinkedQueue<LoggedRequest> log = new ConcurrentLinkedQueue<>();
 
     Faults() {
         for (Operation op : Operation.values()) {
@@ -192,6 +194,27 @@ public final class Faults {
         return rateLimited.get();
     }
 
+    /**
+     * Turns the request log on or off (off by default): while on, every request is recorded as a
+     * {@link LoggedRequest} (its client, operation, object, times, status, and whether the write-rate limit
+     * refused it and whose write it met). A setting, not a fault: {@link #reset()} leaves it alone.
+     */
+    public Faults logRequests(boolean on) {
+        this.logging = on;
+        return this;
+    }
+
+    /** The requests logged so far, in the order their replies left (see {@link #logRequests(boolean)}). */
+    public java.util.List<LoggedRequest> requestLog() {
+        return java.util.List.copyOf(log);
+    }
+
+    /** Empties the request log. */
+    public Faults clearRequestLog() {
+        log.clear();
+        return this;
+    }
+
     /** Sets every request counter (and the rate-limit counter) to zero. */
     public Faults resetCounters() {
         rateLimited.set(0);
@@ -209,6 +232,14 @@ public final class Faults {
 
     void bindClient(int port, String name) {
         clientPorts.put(port, client(name));
+    }
+
+    boolean logging() {
+        return logging;
+    }
+
+    void log(LoggedRequest r) {
+        log.add(r);
     }
 
     void count(Operation op) {

@@ -91,6 +91,7 @@ final class ObjectStore {
     /** A new generation of {@code name} with {@code content}, if {@code pre} holds. */
     StoredObject insert(String bucketName, String name, ObjectMetadata metadata, byte[] content, Preconditions pre) {
         validateName(name);
+        RequestNotes.name(name);
         synchronized (this) {
             Bucket b = bucket(bucketName);
             pre.check(b.objects.get(name));
@@ -149,6 +150,7 @@ final class ObjectStore {
         StoredObject o = StoredObject.create(b.name, name, nextGeneration(now), content, componentCount, now, metadata);
         b.objects.put(name, o);
         writeRate.wrote(b.name, name, now);
+        RequestNotes.object(o);
         return o;
     }
 
@@ -156,6 +158,7 @@ final class ObjectStore {
     synchronized StoredObject get(String bucketName, String name, Long generation, Preconditions pre) {
         StoredObject o = live(bucketName, name, generation);
         pre.check(o);
+        RequestNotes.object(o);
         return o;
     }
 
@@ -172,6 +175,7 @@ final class ObjectStore {
         StoredObject changed = o.withMetadata(change.apply(o.metadata()), now);
         bucket(bucketName).objects.put(name, changed);
         writeRate.wrote(bucketName, name, now);
+        RequestNotes.object(changed);
         return changed;
     }
 
@@ -182,6 +186,7 @@ final class ObjectStore {
         writeRate.check(bucketName, name, now);
         bucket(bucketName).objects.remove(name);
         writeRate.wrote(bucketName, name, now);
+        RequestNotes.object(o);
     }
 
     /** One page of {@code objects.list}; see {@link ListQuery}. */

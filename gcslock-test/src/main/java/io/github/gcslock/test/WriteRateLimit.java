@@ -17,6 +17,11 @@ final class WriteRateLimit {
     private final Supplier<Duration> minInterval;
     private final Runnable onLimited;
     private final Map<String, Instant> lastWrite = new ConcurrentHashMap<>();
+    /** The client of the last write of each name and when it committed (System.nanoTime), for the request log. */
+    private final Map<String, Writer> lastWriter = new ConcurrentHashMap<>();
+
+    private record Writer(String client, long nanos) {
+    }
 
     /** {@code minInterval} answers the current setting (null: off); {@code onLimited} counts each 429. */
     WriteRateLimit(Supplier<Duration> minInterval, Runnable onLimited) {
@@ -33,6 +38,13 @@ final class WriteRateLimit {
         Instant last = lastWrite.get(bucket + "/" + name);
         if (last != null && Duration.between(last, now).compareTo(interval) < 0) {
             onLimited.run();
+            RequestNotes notes = RequestNotes.current();
+            Writer w = lastWriter.get(bucket + "/" + name);
+            if (notes != null) {
+                notes.writeRateLimited = true;
+                notes.previousWriter = w == null ? null : w.client();
+                notes.previousWriteNanos = w == null ? 0 : w.nanos();
+            }
             throw new GcsError(429, "rateLimitExceeded",
                     "The object exceeded the rate limit for object mutation operations (create, update, and delete).");
         }
@@ -41,5 +53,6 @@ final class WriteRateLimit {
     /** Records a write of {@code bucket/name} at {@code now}. */
     void wrote(String bucket, String name, Instant now) {
         lastWrite.put(bucket + "/" + name, now);
+        lastWriter.put(bucket + "/" + name, new Writer(RequestNotes.client(), System.nanoTime()));
     }
 }

@@ -1,0 +1,357 @@
+package io.github.gcslock;
+
+import io.github.gcslock.test.LoggedRequest;
+import io.github.gcslock.test.Operation;
+
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.function.Consumer;
+
+/**
+ * The API explorer's checks of what goes on the wire (issue 29), judged on the emulator's request log
+ * ({@link io.github.gcslock.test.Faults#logRequests(boolean)}) against the calls the explorer made: the request
+ * economy of DESIGN.md rule 16 and the write window of rule 21. Each check applies only where the rule states an
+ * exact cost or order and nothing else of the same registry touches the name (no other call of it on the name
+ * overlaps), and counts requests, never milliseconds, except where the rule itself names a time (a quarter TTL),
+ * which is then judged with a margin on the safe side.
+ */
+final class WireOracle {
+
+    private WireOracle() {
+    }
+
+    enum Kind { ONE_SHOT, WAIT, RELEASE, DEFERRED, OTHER }
+
+    /** One call of the application as the explorer made it. */
+    static final class Call {
+        final Kind kind;
+        final int proc;
+        final String client;
+        final String owner;
+        final long registryStart;
+        final String name;
+        final long ttlMs;
+        final long waitMs;
+        final long start;
+        volatile long end = Long.MAX_VALUE;
+        volatile Instant endWall;
+        volatile boolean acquired;
+        volatile Throwable error;
+        /** The registry held the name (some owner) when the call began. */
+        final boolean heldAtStart;
+        final String what;
+
+        Call(Kind kind, int proc, String client, String owner, long registryStart, String name, long ttlMs, long waitMs,
+                boolean heldAtStart, String what) {
+            this.kind = kind;
+            this.proc = proc;
+            this.client = client;
+            this.owner = owner;
+            this.registryStart = registryStart;
+            this.name = name;
+            this.ttlMs = ttlMs;
+            this.waitMs = waitMs;
+            this.heldAtStart = heldAtStart;
+            this.what = what;
+            this.start = System.nanoTime();
+        }
+
+        void ended(boolean acquired, Throwable error) {
+            this.acquired = acquired;
+            this.error = error;
+            this.endWall = Instant.now();
+            this.end = System.nanoTime();
+        }
+
+        boolean contains(long nanos) {
+            return nanos - start >= 0 && end - nanos >= 0;
+        }
+
+        @Override
+        public String toString() {
+            return what;
+        }
+    }
+
+    static final long MS = 1_000_000L;
+
+    /** The requests of {@code c}'s client to {@code object} received within [from, to] (status 0: never processed). */
+    static List<LoggedRequest> of(List<LoggedRequest> log, String client, String object, long from, long to) {
+        List<LoggedRequest> out = new ArrayList<>();
+        for (LoggedRequest r : log) {
+            if (client.equals(r.client()) && object.equals(r.object()) && r.receivedNanos() - from >= 0 && to - r.receivedNanos() >= 0
+                    && r.operation() != Operation.LIST) {
+                out.add(r);
+            }
+        }
+        out.sort((a, b) -> Long.compare(a.receivedNanos(), b.receivedNanos()));
+        return out;
+    }
+
+    /** Whether another call of the same registry on the same name overlaps {@code c}. */
+    static boolean overlapped(Call c, List<Call> calls) {
+        for (Call d : calls) {
+            if (d == c || d.proc != c.proc || d.registryStart != c.registryStart || !(d.name == null || d.name.equals(c.name))) {
+                continue;
+            }
+            if (d.start - c.end <= 0 && c.start - d.end <= 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    static Call callOf(LoggedRequest r, List<Call> calls, String name) {
+        for (Call d : calls) {
+            if (d.client.equals(r.client()) && name.equals(d.name) && d.contains(r.receivedNanos()) && d.registryStart - r.receivedNanos() <= 0) {
+                return d;
+            }
+        }
+        return null;
+    }
+
+    static long ttlMs(LoggedRequest r) {
+        try {
+            return Long.parseLong(r.metadata().getOrDefault("gcslock-ttl", ""));
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    static String ops(List<LoggedRequest> rs) {
+        StringBuilder b = new StringBuilder("[");
+        for (LoggedRequest r : rs) {
+            b.append(b.length() > 1 ? ", " : "").append(r.operation()).append(' ').append(r.status() == 0 ? "-" : r.status());
+        }
+        return b.append(']').toString();
+    }
+
+    /**
+     * Rule 16, checked on every call that qualifies: {@code clean} (no fault injected in this world), the calls of the
+     * world, the log of its bucket, and the prefix of its object names.
+     */
+    static long registryTtlMs = 2_000;
+
+    static void checkEconomy(List<Call> calls, List<LoggedRequest> log, String prefix, boolean clean, Consumer<String> violation) {
+        for (Call c : calls) {
+            if (c.end == Long.MAX_VALUE || c.name == null || c.heldAtStart || overlapped(c, calls)) {
+                continue;
+            }
+            String object = prefix + c.name;
+            List<LoggedRequest> mine = of(log, c.client, object, c.start, c.end);
+            boolean throttled = of(log, c.client, object, c.start - 3_000 * MS, c.end).stream()
+                    .anyMatch(r -> r.status() == 429 || r.status() == 0 || r.status() >= 500 || r.replyLost());
+            if (c.kind == Kind.ONE_SHOT && clean && !throttled && c.error == null) {
+                checkOneShot(c, calls, log, object, mine, violation);
+            }
+            if (c.kind == Kind.WAIT && clean && (c.error == null || c.error instanceof LockNotAcquiredException)) {
+                checkWait(c, mine, throttled, violation);
+            }
+        }
+    }
+
+    private static void checkOneShot(Call c, List<Call> calls, List<LoggedRequest> log, String object, List<LoggedRequest> mine,
+            Consumer<String> violation) {
+        // Rule 16: "A one-shot attempt (tryAcquire, a wait of zero) always makes at least one request."
+        if (mine.isEmpty()) {
+            violation.accept(c + " made no request (rule 16: a one-shot attempt always makes at least one request)");
+            return;
+        }
+        LoggedRequest first = mine.get(0);
+        // Rule 16, no (second) read after a refused create when the attempt has seen the name free: read 404, create 412, done.
+        if (mine.size() >= 3 && mine.get(0).operation() == Operation.GET && mine.get(0).status() == 404
+                && mine.get(1).operation() == Operation.INSERT && mine.get(1).status() == 412) {
+            violation.accept(c + " read again after its create was refused once it had seen the name free: " + ops(mine)
+                    + " (rule 16: no second read after a refused create when that is safe)");
+        }
+        // What this registry knew of the name before the call: its own requests on it since it started.
+        List<LoggedRequest> before = of(log, c.client, object, c.registryStart, c.start - 1);
+        if (before.stream().anyMatch(r -> r.answeredNanos() - c.start >= 0)) {
+            return; // still in flight when the call began
+        }
+        for (Call d : calls) {
+            if (d != c && d.proc == c.proc && d.registryStart == c.registryStart && c.name.equals(d.name) && d.start - c.start < 0
+                    && (d.error != null || d.kind == Kind.OTHER || d.kind == Kind.DEFERRED)) {
+                return; // an inspection, a failed call, a deferred release: no exact prediction
+            }
+        }
+        if (before.isEmpty()) {
+            // Rule 16: "A name this process never looked at ...: create, and read on 412."
+            if (first.operation() != Operation.INSERT && noCallBefore(c, calls)) {
+                violation.accept(c + " at a name its registry never looked at began with " + first.operation() + ": " + ops(mine)
+                        + " (rule 16: a name this process never looked at: create first)");
+            }
+            return;
+        }
+        LoggedRequest last = before.get(before.size() - 1);
+        Call lastCall = callOf(last, calls, c.name);
+        if (lastCall != null && lastCall.kind == Kind.RELEASE && last.operation() == Operation.DELETE && last.status() / 100 == 2
+                && c.owner.equals(last.metadata().get("gcslock-owner"))) {
+            // Rule 16: "a one-shot within a quarter TTL of this process's clean release of the name ... refuses a 412
+            // unread": the create alone, whether the name is free or held. Held last, later: create first.
+            long quarter = c.ttlMs * MS / 4;
+            if (first.receivedNanos() - lastCall.start < quarter - 30 * MS) {
+                if (mine.size() != 1 || first.operation() != Operation.INSERT) {
+                    violation.accept(c + " within a quarter TTL of its registry's clean release of the name sent " + ops(mine)
+                            + " (rule 16: the create alone, a 412 refused unread)");
+                }
+            } else if (first.operation() != Operation.INSERT) {
+                violation.accept(c + " at a name its registry held last began with " + first.operation() + ": " + ops(mine)
+                        + " (rule 16: a name this process held last: create first)");
+            }
+            return;
+        }
+        // The last read of the name and, after it, only creates refused unread by refused one-shots.
+        int k = before.size() - 1;
+        while (k >= 0 && before.get(k).operation() == Operation.INSERT && before.get(k).status() == 412
+                && callOf(before.get(k), calls, c.name) != null && callOf(before.get(k), calls, c.name).kind == Kind.ONE_SHOT
+                && of(log, c.client, object, callOf(before.get(k), calls, c.name).start, callOf(before.get(k), calls, c.name).end).size() == 1) {
+            k--;
+        }
+        if (k < 0) {
+            return;
+        }
+        LoggedRequest read = before.get(k);
+        Call readCall = callOf(read, calls, c.name);
+        if (read.operation() != Operation.GET || read.status() != 200 || readCall == null || readCall.acquired
+                || readCall.error instanceof RuntimeException && !(readCall.error instanceof LockNotAcquiredException)
+                || c.owner.equals(read.metadata().get("gcslock-owner")) || read.updated() == null) {
+            return;
+        }
+        List<LoggedRequest> ofRead = of(log, c.client, object, readCall.start, readCall.end);
+        if (ofRead.get(ofRead.size() - 1) != read) {
+            return; // the call went on after its read (a takeover, a create)
+        }
+        long ttl = ttlMs(read);
+        if (ttl <= 0) {
+            return;
+        }
+        // The quarter TTL: the rule names the holder's TTL as last read; the engine takes the TTL of the holder of the
+        // sighting before, or the reading call's own at the first sighting (reported; liveness is capped by the
+        // object's stale moment). So the exact cost is judged only where every one of those TTLs gives it.
+        long shortest = ttl;
+        long longest = ttl;
+        for (long t : new long[] {readCall.ttlMs, c.ttlMs, registryTtlMs}) {
+            if (t > 0) {
+                shortest = Math.min(shortest, t);
+                longest = Math.max(longest, t);
+            }
+        }
+        for (LoggedRequest r : before) {
+            if (r.operation() == Operation.GET && r.status() == 200 && ttlMs(r) > 0) {
+                shortest = Math.min(shortest, ttlMs(r));
+                longest = Math.max(longest, ttlMs(r));
+            }
+        }
+        boolean couldBeStale = !c.endWall.isBefore(read.updated().plusMillis(ttl).minusMillis(100));
+        if (first.receivedNanos() - readCall.start < shortest * MS / 4 - 30 * MS && !couldBeStale) {
+            // Rule 16: a one-shot at a name seen held by another process less than a quarter of its TTL ago, whose
+            // object cannot be stale yet, "sends the create alone and refuses a 412 unread ... 1 request whether the
+            // lock is free or held".
+            if (mine.size() != 1 || first.operation() != Operation.INSERT) {
+                violation.accept(c + " at a name its registry saw held by " + read.metadata().get("gcslock-owner") + " "
+                        + (first.receivedNanos() - readCall.start) / MS + " ms before (TTL " + ttl + " ms) sent " + ops(mine)
+                        + " (rule 16: the create alone, 1 request whether free or held)");
+            }
+        } else if (c.start - readCall.end > longest * MS / 4 + 30 * MS && first.operation() != Operation.GET) {
+            // Rule 16: otherwise (knowledge older than a quarter TTL) "the attempt reads first".
+            violation.accept(c + " at a name its registry last read held by " + read.metadata().get("gcslock-owner") + " "
+                    + (c.start - readCall.end) / MS + " ms before (TTL " + ttl + " ms, a quarter of the longest TTL involved is " + longest / 4
+                    + " ms) began with " + first.operation() + ": " + ops(mine) + " (rule 16: it reads first)");
+        }
+    }
+
+    private static boolean noCallBefore(Call c, List<Call> calls) {
+        return calls.stream().noneMatch(d -> d != c && d.proc == c.proc && d.registryStart == c.registryStart
+                && c.name.equals(d.name) && d.start - c.start < 0);
+    }
+
+    private static void checkWait(Call c, List<LoggedRequest> mine, boolean throttled, Consumer<String> violation) {
+        long creates = mine.stream().filter(r -> r.operation() == Operation.INSERT && r.status() != 0).count();
+        long reads = mine.stream().filter(r -> r.operation() == Operation.GET && r.status() != 0).count();
+        long free = mine.stream().filter(r -> r.operation() == Operation.GET && r.status() == 404).count();
+        long deletes = mine.stream().filter(r -> r.operation() == Operation.DELETE && r.status() / 100 == 2).count();
+        long limited = mine.stream().filter(r -> r.operation() == Operation.INSERT && r.status() == 429).count();
+        if (!throttled && creates > 1 + free + deletes + limited) {
+            // Rule 16: "A waiter's looks always read first: polls are reads, never writes" -- a create only first
+            // (a name never looked at), after a read found it free or a takeover's delete, or again after a 429.
+            violation.accept(c + " sent " + creates + " creates for " + free + " reads that found the name free: " + ops(mine)
+                    + " (rule 16: a waiter's looks are reads, never writes)");
+        }
+        long durMs = (c.end - c.start) / MS;
+        if (reads > 8 + durMs / 60) {
+            // Rule 16: the poll interval is jittered in [cap/2, cap], the cap twice the time waited from the backoff's
+            // initial delay, so a wait of W costs O(log W) looks at first and then one per cap/2 at most.
+            violation.accept(c + " read the name " + reads + " times in " + durMs + " ms: " + ops(mine)
+                    + " (rule 16: the poll interval grows with the time waited)");
+        }
+        if (c.error instanceof LockNotAcquiredException e) {
+            boolean saysNone = String.valueOf(e.getMessage()).contains("no request was made");
+            if (mine.isEmpty() != saysNone) {
+                // Rule 16: a wait that ends without a request says so ("no request was made"), and only then.
+                violation.accept(c + " made " + mine.size() + " requests " + ops(mine) + " and its exception says: " + e.getMessage()
+                        + " (rule 16: a wait that made no request says so)");
+            }
+        }
+        for (int i = 0; i + 1 < mine.size(); i++) {
+            if (mine.get(i).operation() == Operation.INSERT && mine.get(i).status() == 429 && mine.get(i).writeRateLimited()
+                    && mine.get(i + 1).operation() == Operation.GET) {
+                // Rule 16: "After a 429 on create ... the waiter waits one write window ... and then creates again
+                // without reading first".
+                violation.accept(c + " read after its create met 429: " + ops(mine) + " (rule 16: it creates again without a read)");
+                break;
+            }
+        }
+    }
+
+    /**
+     * Rule 21: no write of ours to one object within the window of our previous write to it. A write the emulator's
+     * limit refused (its limit is at most the registries' window) whose previous write was by the same registry is a
+     * finding, unless the rule leaves the pair out: a new acquisition's create after another call's DELETE ("not
+     * covered"), or a write whose process met a fault in between ({@code faultyBetween}).
+     */
+    static void checkWriteWindow(List<Call> calls, List<LoggedRequest> log, java.util.function.BiFunction<String, Long, Long> registryStartAt,
+            java.util.function.BiPredicate<String, long[]> faultyBetween, java.util.function.Predicate<LoggedRequest> ownObject,
+            Consumer<String> violation) {
+        for (LoggedRequest e : log) {
+            if (!e.writeRateLimited() || e.client() == null || !e.client().equals(e.previousWriter())) {
+                continue;
+            }
+            Long start = registryStartAt.apply(e.client(), e.receivedNanos());
+            LoggedRequest prev = null;
+            for (LoggedRequest p : log) {
+                if (p.client() != null && p.client().equals(e.client()) && p.object() != null && p.object().equals(e.object())
+                        && p.isWrite() && p.status() / 100 == 2 && p.receivedNanos() - e.previousWriteNanos() <= 0
+                        && p.answeredNanos() - e.previousWriteNanos() >= 0) {
+                    prev = p;
+                }
+            }
+            if (prev == null || prev.replyLost()) {
+                continue;
+            }
+            if (faultyBetween.test(e.client(), new long[] {prev.receivedNanos() - 1_000 * MS, e.answeredNanos()})) {
+                continue;
+            }
+            final LoggedRequest p0 = prev;
+            boolean sameRegistry = start != null && start - p0.receivedNanos() <= 0;
+            if (!sameRegistry) {
+                continue;
+            }
+            if (e.operation() == Operation.INSERT && prev.operation() == Operation.DELETE && ownObject.test(prev)) {
+                continue; // DESIGN.md rule 21, "Not covered": a new acquisition's create right after our own DELETE
+            }
+            if (e.operation() == Operation.INSERT) {
+                String name = e.object().substring(e.object().lastIndexOf('/') + 1);
+                boolean sameCall = calls.stream().anyMatch(c -> c.client.equals(e.client()) && name.equals(c.name)
+                        && c.contains(p0.receivedNanos()) && c.contains(e.receivedNanos()) && (c.kind == Kind.ONE_SHOT || c.kind == Kind.WAIT));
+                if (!sameCall) {
+                    continue; // DESIGN.md rule 21, "Not covered": a new acquisition's create right after our own DELETE
+                }
+            }
+            violation.accept(e.client() + "'s " + e.operation() + " of " + e.object() + " met 429: its own previous write ("
+                    + prev.operation() + ", " + (e.receivedNanos() - prev.answeredNanos()) / MS
+                    + " ms before it was sent) was within the write window (rule 21)");
+        }
+    }
+}
