@@ -193,7 +193,10 @@ final class AcquireAttempt {
             // Without new knowledge the old stays (and ages), so a one-shot caller reads again in time.
             // A live holder read: a quarter TTL (reads at that cadence keep the GCS-time bound tight, at no extra
             // cost: a refused create is one request too), but never past the moment its object could be stale.
-            long youngUntil = result.holder() != null ? Math.min(look + fresh, couldFirstBeStaleNanos(result.holder(), look))
+            // The quarter is of the TTL of the holder just read (rule 16: "the holder's TTL as last read"), not of
+            // the sighting before nor of this acquisition.
+            long youngUntil = result.holder() != null
+                    ? Math.min(look + quarterOf(result.holder(), fresh), couldFirstBeStaleNanos(result.holder(), look))
                     : result.sawFree() ? look + fresh
                     : before != null ? before.youngUntilNanos()
                     : cleanRelease != null ? cleanRelease + fresh : look;
@@ -225,13 +228,19 @@ final class AcquireAttempt {
 
     /**
      * For how long after this process saw a name free (or released it cleanly) a one-shot attempt may refuse a
-     * 412 unread: a quarter of the TTL (the last holder read's, else this acquisition's); the object made after
+     * 412 unread: a quarter of the TTL (the last holder read's, else this acquisition's; after a read of a live
+     * holder, that holder's: {@link #quarterOf}); the object made after
      * that is of unknown TTL. A dead holder's object is read at least that often by a process that keeps
      * asking, so it is proved stale (rule 6) and taken over (rule 5).
      */
     private static long freshFor(ContentionHistory.Sighting s, LeaseTiming timing) {
         Duration ttl = s != null && s.holder() != null && s.holder().ttl() != null ? s.holder().ttl() : timing.ttl();
         return ttl.toNanos() / WaitPacing.LOOKS_PER_TTL;
+    }
+
+    /** A quarter of the TTL of {@code holder}, a holder just read (rule 16); {@code otherwise} if it names none. */
+    private static long quarterOf(LockInfo holder, long otherwise) {
+        return holder.ttl() != null ? holder.ttl().toNanos() / WaitPacing.LOOKS_PER_TTL : otherwise;
     }
 
     /**

@@ -1461,7 +1461,6 @@ class EngineExplorerPropertyTest {
             List<io.github.gcslock.test.LoggedRequest> log = GCS.faults().requestLog().stream()
                     .filter(r -> bucket.equals(r.bucket())).toList();
             List<WireOracle.Call> ended = calls.stream().filter(c -> c.end != Long.MAX_VALUE || c.kind == WireOracle.Kind.DEFERRED).toList();
-            WireOracle.registryTtlMs = TTL.toMillis();
             WireOracle.checkEconomy(ended, log, "gcslock/", clean, this::violation);
             if (rateLimited) {
                 WireOracle.checkWriteWindow(ended, log, (client, nanos) -> {

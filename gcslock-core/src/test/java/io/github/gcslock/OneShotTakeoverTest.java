@@ -43,6 +43,31 @@ class OneShotTakeoverTest extends EmulatorTestBase {
         taken.get().release();
     }
 
+    /**
+     * Rule 16: a one-shot refuses unread for a quarter of "the holder's TTL as last read". Interleaving: a job whose
+     * own TTL is 4 s reads a holder whose TTL is 1 s (its first sighting of the name), then tries again 100 ms and
+     * 400 ms later. Before: the quarter came from the job's own TTL (1 s), or at later sightings from the holder of
+     * the sighting before, so 400 ms after its read it still sent the create alone. Now it reads first once a
+     * quarter of the read holder's TTL (250 ms) has passed.
+     */
+    @Test
+    void aOneShotTrustsItsReadForAQuarterOfTheTtlOfTheHolderItRead() {
+        AtomicLong ticker = new AtomicLong(1_000_000_000L);
+        GcsLockRegistry job = registry(b -> b.ttl(Duration.ofSeconds(4)).refreshInterval(Duration.ofMillis(800)).ticker(ticker::get));
+        plantForeignLock("cron", TTL);
+
+        assertThat(job.tryAcquire("cron")).as("t0: the create, refused, and a read").isEmpty();
+        ticker.addAndGet(Duration.ofMillis(100).toNanos());
+        gcs.faults().resetCounters();
+        assertThat(job.tryAcquire("cron")).isEmpty();
+        assertThat(reads()).as("t0 + 100 ms, within a quarter of the read holder's TTL: the create alone").isZero();
+
+        ticker.addAndGet(Duration.ofMillis(300).toNanos());
+        gcs.faults().resetCounters();
+        assertThat(job.tryAcquire("cron")).as("t0 + 400 ms: not stale yet").isEmpty();
+        assertThat(reads()).as("t0 + 400 ms, past a quarter of the read holder's TTL (250 ms): it reads first").isEqualTo(1);
+    }
+
     /** While the holder lives, a one-shot per tick costs one request per tick, as before. */
     @Test
     void whileTheHolderLivesEveryTickCostsOneRequest() {

@@ -131,8 +131,6 @@ final class WireOracle {
      * Rule 16, checked on every call that qualifies: {@code clean} (no fault injected in this world), the calls of the
      * world, the log of its bucket, and the prefix of its object names.
      */
-    static long registryTtlMs = 2_000;
-
     static void checkEconomy(List<Call> calls, List<LoggedRequest> log, String prefix, boolean clean, Consumer<String> violation) {
         for (Call c : calls) {
             if (c.end == Long.MAX_VALUE || c.name == null || c.heldAtStart || overlapped(c, calls)) {
@@ -223,27 +221,14 @@ final class WireOracle {
         if (ofRead.get(ofRead.size() - 1) != read) {
             return; // the call went on after its read (a takeover, a create)
         }
-        long ttl = ttlMs(read);
+        // An object's TTL counts as at most 100 years (rule 19), as every process reads it.
+        long ttl = Math.min(ttlMs(read), LockObject.MAX_TTL.toMillis());
         if (ttl <= 0) {
             return;
         }
-        // The quarter TTL: the rule names the holder's TTL as last read; the engine takes the TTL of the holder of the
-        // sighting before, or the reading call's own at the first sighting (reported; liveness is capped by the
-        // object's stale moment). So the exact cost is judged only where every one of those TTLs gives it.
+        // The quarter TTL: rule 16 names "the holder's TTL as last read", the TTL in the object this read returned.
         long shortest = ttl;
         long longest = ttl;
-        for (long t : new long[] {readCall.ttlMs, c.ttlMs, registryTtlMs}) {
-            if (t > 0) {
-                shortest = Math.min(shortest, t);
-                longest = Math.max(longest, t);
-            }
-        }
-        for (LoggedRequest r : before) {
-            if (r.operation() == Operation.GET && r.status() == 200 && ttlMs(r) > 0) {
-                shortest = Math.min(shortest, ttlMs(r));
-                longest = Math.max(longest, ttlMs(r));
-            }
-        }
         boolean couldBeStale = !c.endWall.isBefore(read.updated().plusMillis(ttl).minusMillis(100));
         if (first.receivedNanos() - readCall.start < shortest * MS / 4 - 30 * MS && !couldBeStale) {
             // Rule 16: a one-shot at a name seen held by another process less than a quarter of its TTL ago, whose
