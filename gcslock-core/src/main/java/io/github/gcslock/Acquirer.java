@@ -170,7 +170,8 @@ final class Acquirer {
             listeners.notAcquired(name, result.holder());
             return Optional.empty();
         } catch (StorageException e) {
-            throw store.unavailable(name, e);
+            // Rule 15: an interrupt that cut the call short is reported as one, not as an outage (GCS did not fail).
+            throw LockStore.cutShortByInterrupt(e) ? LockStore.interrupted(name, e) : store.unavailable(name, e);
         } finally {
             if (!acquired) {
                 slot.permit.release();

@@ -23,7 +23,9 @@ public interface LockRegistry {
      * One attempt, without waiting: takes the lock if it is free or its holder is provably dead.
      *
      * @return the lease, or empty if someone else (another process, or another thread here) holds it
-     * @throws GcsLockException if GCS could not be asked; then it is unknown whether the lock is free
+     * @throws GcsLockException if GCS could not be asked; then it is unknown whether the lock is free. Also when an
+     *                          interrupt of the calling thread cut the call short: then its cause is an
+     *                          {@link InterruptedException} and the thread's interrupt flag is set again
      * @throws GcsLockConfigurationException if the name is invalid
      */
     Optional<Lease> tryAcquire(String name);

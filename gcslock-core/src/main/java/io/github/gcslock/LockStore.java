@@ -262,6 +262,36 @@ final class LockStore {
                 + e.getCode() + " " + e.getMessage(), e);
     }
 
+    /**
+     * Rule 15: whether {@code e} ended a call because the calling thread was interrupted (a request or the client's
+     * retry wait cut short), not because GCS answered with an error; if so, the thread's interrupt flag is set again.
+     */
+    static boolean cutShortByInterrupt(StorageException e) {
+        if (e.getCode() > 0) {
+            return false; // GCS answered
+        }
+        boolean interrupted = Thread.currentThread().isInterrupted();
+        for (Throwable c = e; c != null && !interrupted; c = c.getCause()) {
+            interrupted = c instanceof InterruptedException || c instanceof java.nio.channels.ClosedByInterruptException
+                    || (c instanceof java.io.InterruptedIOException && !(c instanceof java.net.SocketTimeoutException));
+        }
+        if (interrupted) {
+            Thread.currentThread().interrupt();
+        }
+        return interrupted;
+    }
+
+    /**
+     * A one-shot call cut short by an interrupt (rule 15): reported as an interrupt (the cause an
+     * {@link InterruptedException}, whose cause is {@code e}), not as GCS unreachable. The flag is set again.
+     */
+    static GcsLockException interrupted(String name, StorageException e) {
+        InterruptedException interrupt = new InterruptedException("interrupted while asking GCS for lock '" + name + "'");
+        interrupt.initCause(e);
+        return new GcsLockException(name, "interrupted while asking GCS for lock '" + name + "', so it is unknown whether "
+                + "the lock is free (the thread's interrupt flag is set again)", interrupt);
+    }
+
     static boolean isPermissionDenied(StorageException e) {
         return e.getCode() == 401 || e.getCode() == 403;
     }

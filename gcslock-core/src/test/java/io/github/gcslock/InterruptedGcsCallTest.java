@@ -3,6 +3,7 @@ package io.github.gcslock;
 import com.google.cloud.storage.Storage;
 import com.google.cloud.storage.StorageException;
 import io.github.gcslock.test.GcsEmulator;
+import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -58,6 +59,34 @@ class InterruptedGcsCallTest {
             assertThat(acquire).isInstanceOf(GcsLockException.class).isNotInstanceOf(NullPointerException.class);
         } finally {
             registry.close();
+        }
+    }
+
+    /**
+     * Rule 15: an interrupt that cuts a one-shot short (here while the client waits to retry a create that GCS
+     * answered 503) is reported as an interrupt, with the flag set again: a GcsLockException whose cause is an
+     * InterruptedException, not "could not reach GCS" (GCS answered; the caller stopped asking).
+     */
+    @Test
+    void anInterruptedOneShotIsReportedAsAnInterruptNotAsAnOutage() throws Exception {
+        GcsEmulator gcs = GcsEmulator.start();
+        try {
+            gcs.createBucket("locks");
+            GcsLockRegistry registry = GcsLockRegistry.builder(gcs.storage(), "locks").ttl(Duration.ofSeconds(9))
+                    .operationTimeout(Duration.ofSeconds(3)).build();
+            try {
+                gcs.faults().failNext(1_000_000, 503, Operation.INSERT);
+                AtomicBoolean flag = new AtomicBoolean();
+                Throwable e = interruptDuringRetries(() -> registry.tryAcquire("job"), flag);
+                assertThat(e).isInstanceOf(GcsLockException.class).hasMessageContaining("interrupted while asking GCS for lock 'job'")
+                        .hasMessageNotContaining("could not reach GCS").hasCauseInstanceOf(InterruptedException.class);
+                assertThat(((GcsLockException) e).lockName()).isEqualTo("job");
+                assertThat(flag).as("the interrupt flag is set again").isTrue();
+            } finally {
+                registry.close();
+            }
+        } finally {
+            gcs.close();
         }
     }
 }
