@@ -846,24 +846,32 @@ class EngineInterleavingExplorerTest {
          * its acquisition events run at once, nested in its own — it cannot wait for itself).
          */
         void acquireInListener(GcsLockRegistry r, Events recorder, String name) {
-            Optional<Lease> l;
-            inListenerAcquire.set(true);
+            // Another owner of this process, asking for and holding the name: a one-shot of the program meanwhile may
+            // queue locally behind it without a request (rule 17), so the rule-16 check of tryAcquire must know it
+            // (a false find, seed 1446438883699865938 on a64192e: this listener's chain of re-acquisitions held 'y').
+            enter(r, name);
             try {
-                l = r.tryAcquire(name, TTL, LockOwner.newInvocation("listener"));
-            } catch (RuntimeException | Error e) {
-                return; // closed, GCS unreachable, a hostile listener's Error (its lease released): the listener's own affair
-            } finally {
-                inListenerAcquire.remove();
-            }
-            l.ifPresent(lease -> {
-                List<String> seen = recorder.byLease.get(lease.leaseId());
-                if (seen == null || !seen.contains("acquired")) {
-                    violations.add(names.get(r) + "'s listener acquired '" + name + "' (token " + lease.fencingToken() + ") in its"
-                            + " released event and the call returned before the listeners were told acquired: " + seen
-                            + " (rule 20: a listener acquiring its own lock runs those events at once, nested in its own)");
+                Optional<Lease> l;
+                inListenerAcquire.set(true);
+                try {
+                    l = r.tryAcquire(name, TTL, LockOwner.newInvocation("listener"));
+                } catch (RuntimeException | Error e) {
+                    return; // closed, GCS unreachable, a hostile listener's Error (its lease released): the listener's own affair
+                } finally {
+                    inListenerAcquire.remove();
                 }
-                lease.release();
-            });
+                l.ifPresent(lease -> {
+                    List<String> seen = recorder.byLease.get(lease.leaseId());
+                    if (seen == null || !seen.contains("acquired")) {
+                        violations.add(names.get(r) + "'s listener acquired '" + name + "' (token " + lease.fencingToken() + ") in its"
+                                + " released event and the call returned before the listeners were told acquired: " + seen
+                                + " (rule 20: a listener acquiring its own lock runs those events at once, nested in its own)");
+                    }
+                    lease.release();
+                });
+            } finally {
+                leave(r, name);
+            }
         }
 
         /** An interrupter's interrupt of the actor {@code name} (if it runs). */
