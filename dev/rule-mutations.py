@@ -128,7 +128,7 @@ muts = [
  ("drift: a lock is judged on anchors of its own window", E+'GcsTimeEstimator.java', "Instant now = lowerBoundWithin(window);", "Instant now = lowerBoundWithin(windowNanos);", "PerLockTimeTest#aLockIsJudgedOnAnchorsOfItsOwnWindowOnly"),
  ("observed time: inspection only reads the record", E+'LockInspector.java', ": unchangedVersions.peek(", ": unchangedVersions.unchangedForNanos(", "PerLockTimeTest#aLargeListBetweenLooksDoesNotHideADeadLockFromAOneShotJob"),
  # issue 21 item 8: a one-shot refuses unread until the object it read could be stale, then reads
- ("one-shot: refuses unread never past the moment the object it read could be stale", E+'AcquireAttempt.java', "Math.min(look + fresh, couldFirstBeStaleNanos(result.holder(), look))", "look + fresh", "OneShotTakeoverTest#aDeadHolderIsTakenOverAtTheFirstAttemptAfterItsObjectCouldBeStale"),
+ ("one-shot: refuses unread never past the moment the object it read could be stale", E+'AcquireAttempt.java', "Math.min(look + quarterOf(result.holder(), fresh), couldFirstBeStaleNanos(result.holder(), look))", "look + quarterOf(result.holder(), fresh)", "OneShotTakeoverTest#aDeadHolderIsTakenOverAtTheFirstAttemptAfterItsObjectCouldBeStale"),
  # issue 29: found by EngineExplorerPropertyTest (rules 19 and 20)
  ("TTL at most 100 years", E+'LeaseTiming.java', "if (ttl.compareTo(LockObject.MAX_TTL) > 0) {", "if (false) {", "ExplorerFindingsTest#aTtlBeyondAHundredYearsIsRefusedNamingTheLock"),
  ("a TTL read from an object counts as at most 100 years", E+'LockObject.java', "return ms <= 0 ? fallback : ms >= MAX_TTL.toMillis() ? MAX_TTL : Duration.ofMillis(ms);", "return ms <= 0 ? fallback : Duration.ofMillis(ms);", "ExplorerFindingsTest#anObjectCarryingAHugeTtlIsReadByEveryProcess"),
@@ -162,6 +162,9 @@ muts = [
  ("write window: waited for only while the refresh can still be confirmed before the deadline (rule 11 first)", E+'LeaseKeeper.java', "return earlier(windowEnd(lease), latestSend);", "return windowEnd(lease);", "WriteWindowReviewTest#aSlowButHealthyGcsWithinTheOperationTimeoutKeepsTheLease"),
  ("write window: a per-lease TTL too short for window + 1.5 call bounds is refused", E+'LeaseTiming.java', "return needed < timing.deadlineSpanNanos();", "return window.toNanos() < timing.deadlineSpanNanos();", "WriteWindowReviewTest#aPerAcquisitionTtlTheEngineAcceptsSurvivesItsFirstRefreshesWithoutFaults"),
  ("write window: a TTL too short for it is refused at build", E+'LockSettings.java', "if (!writeWindowFits(ttl)) {", "if (false) {", "ValidationTest#aTtlTooShortForTheWriteWindowIsRefusedNamingTheSmallestTtlThatWorks"),
+ # issue 29: found by EngineExplorerPropertyTest's wire oracle: the quarter TTL of a one-shot's unread refusals
+ ("one-shot: trusts a read for a quarter of the TTL of the holder it read", E+'AcquireAttempt.java', "look + quarterOf(result.holder(), fresh)", "look + fresh", "OneShotTakeoverTest#aOneShotTrustsItsReadForAQuarterOfTheTtlOfTheHolderItRead"),
+ ("tryAcquire: an interrupt that cuts it short is reported as one, not as an outage", E+'Acquirer.java', "throw LockStore.cutShortByInterrupt(e) ? LockStore.interrupted(name, e) : store.unavailable(name, e);", "throw store.unavailable(name, e);", "InterruptedGcsCallTest#anInterruptedOneShotIsReportedAsAnInterruptNotAsAnOutage"),
 ]
 import re, time, shutil, glob
 args = sys.argv[1:]
