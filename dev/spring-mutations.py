@@ -24,7 +24,7 @@ muts = [
  ("publisher: each subscription invokes the used invocation, not a clone (94539a3)", S+'GcsLockedInterceptor.java',
   "MethodInvocation call = invocation instanceof ProxyMethodInvocation proxied ? proxied.invocableClone() : invocation;", "MethodInvocation call = invocation;"),
  ("future: the caller's view completes before the release", S+'GcsLockedInterceptor.java',
-  "        stage.whenComplete((value, error) -> {\n            try {\n                release.run();", "        stage.whenComplete((value, error) -> {\n            try {\n                CompletableFuture.runAsync(release);"),
+  "        stage.whenComplete((value, error) -> {\n            view.releaseBegins();\n            try {\n                release.run();", "        stage.whenComplete((value, error) -> {\n            view.releaseBegins();\n            try {\n                CompletableFuture.runAsync(release);"),
  # ef04840: health bookkeeping from the request events
  ("health: a failed request is not an outage (ef04840)", S+'GcsReachability.java',
   "    public void requestFailed(String name, GcsLockException error) {\n        failed(error);", "    public void requestFailed(String name, GcsLockException error) {\n        error.hashCode();"),
@@ -67,6 +67,10 @@ muts = [
   ["                        ;", "                    ;"]),
  ("26: a nested call that re-enters its hold waits as its mode says (skipped once the context closes) (ac3625b)", S+'IfLockedPolicy.java',
   "        if (reentrant) {\n            // Re-enters its owner's hold at once", "        if (false) {\n            // Re-enters its owner's hold at once"),
+ # issue 26, second long run: a cancelled future's release
+ ("26: the release of a future its caller cancelled is not pending (its next call, once the work ended, finds it)",
+  S+'GcsLockedInterceptor.java',
+  "                awaited = pending.get();", "                awaited = new CompletableFuture<>();"),
 ]
 args = sys.argv[1:]
 tries = '100'

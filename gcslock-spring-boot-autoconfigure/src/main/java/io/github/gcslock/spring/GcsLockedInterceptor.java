@@ -135,7 +135,8 @@ public class GcsLockedInterceptor implements MethodInterceptor {
             Object result = invocation.proceed();
             if (result instanceof CompletionStage<?> stage && CompletionStage.class.isAssignableFrom(returnType)) {
                 // The work goes on after the method returns: hold the lock until its stage completes.
-                Object view = holdUntilComplete(stage, returnType, () -> release(locks, lease, spec, started));
+                Object view = holdUntilComplete(stage, returnType, () -> release(locks, lease, spec, started),
+                        () -> policy.pendingReleases().begin(locks, name));
                 handedOver = true;
                 return view;
             }
@@ -177,27 +178,103 @@ public class GcsLockedInterceptor implements MethodInterceptor {
      * method's stage, but only after the lock was given back (so the caller's next step never finds it still
      * held). Cancelling it returns control to the caller at once; it does not cancel the method's own future,
      * because cancelling a {@code CompletableFuture} never stops the work behind it: the lock is held until the
-     * method's future completes (the work ended). A declared subtype of {@code CompletableFuture} cannot be
+     * method's future completes (the work ended). A caller who gave up that way (cancelled, or completed the
+     * returned future itself: {@code orTimeout}, {@code completeOnTimeout}) does not wait for the release: the
+     * release is pending ({@link PendingReleases}) while it runs, so that the caller's next call of the name, once the
+     * work ended, is not skipped or refused by it. A declared subtype of {@code CompletableFuture} cannot be
      * replaced; the lock is then released when that future completes.
+     *
+     * @param pending begins a release that the caller does not wait for (see {@link PendingReleases})
      */
-    static Object holdUntilComplete(CompletionStage<?> stage, Class<?> declared, Runnable release) {
+    static Object holdUntilComplete(CompletionStage<?> stage, Class<?> declared, Runnable release,
+                                    Supplier<CompletableFuture<Void>> pending) {
         if (!declared.isAssignableFrom(CompletableFuture.class)) {
             stage.whenComplete((value, error) -> release.run());
             return stage;
         }
-        CompletableFuture<Object> view = new CompletableFuture<>();
+        View view = new View(pending);
         stage.whenComplete((value, error) -> {
+            view.releaseBegins();
             try {
                 release.run();
             } finally {
-                if (error != null) {
-                    view.completeExceptionally(error);
-                } else {
-                    view.complete(value);
-                }
+                view.released(value, error);
             }
         });
         return view;
+    }
+
+    /**
+     * The future a stage method's caller gets. Completed by the caller before the lock was given back (a cancel, or
+     * its own completion), the release is pending from that moment, or from the moment it begins if the work still
+     * runs then (calls of the name made while the work runs find it held: the work goes on), until it ended.
+     */
+    private static final class View extends CompletableFuture<Object> {
+        private final Supplier<CompletableFuture<Void>> pending;
+        private boolean callerLeft;
+        private boolean releasing;
+        private boolean released;
+        /** The pending release, once the caller left and the release began: ends when the release ended. */
+        private CompletableFuture<Void> awaited;
+
+        View(Supplier<CompletableFuture<Void>> pending) {
+            this.pending = pending;
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return left(super.cancel(mayInterruptIfRunning));
+        }
+
+        @Override
+        public boolean complete(Object value) {
+            return left(super.complete(value));
+        }
+
+        @Override
+        public boolean completeExceptionally(Throwable ex) {
+            return left(super.completeExceptionally(ex));
+        }
+
+        /** Heard on the caller's thread before its cancel (or completion) returns. */
+        private synchronized boolean left(boolean byCaller) {
+            if (byCaller) {
+                callerLeft = true;
+                if (releasing && !released) {
+                    begin();
+                }
+            }
+            return byCaller;
+        }
+
+        /** The work ended: its lock is being given back. */
+        synchronized void releaseBegins() {
+            releasing = true;
+            if (callerLeft) {
+                begin();
+            }
+        }
+
+        /** The lock was given back (or handed to holdAtLeast's delay): the caller is told, unless it left. */
+        void released(Object value, Throwable error) {
+            synchronized (this) {
+                released = true;
+                if (awaited != null) {
+                    awaited.complete(null);
+                }
+            }
+            if (error != null) {
+                super.completeExceptionally(error);
+            } else {
+                super.complete(value);
+            }
+        }
+
+        private void begin() {
+            if (awaited == null) {
+                awaited = pending.get();
+            }
+        }
     }
 
     /**

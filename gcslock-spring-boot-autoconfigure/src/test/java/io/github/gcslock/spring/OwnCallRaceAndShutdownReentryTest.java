@@ -17,6 +17,11 @@ import reactor.core.publisher.Sinks;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -40,6 +45,12 @@ class OwnCallRaceAndShutdownReentryTest {
     private static final GcsEmulator GCS = SharedEmulator.GCS;
     private static final String BUCKET = SharedEmulator.newBucket();
     private static final AtomicInteger INSTANCES = new AtomicInteger();
+    /** The application's own executor (work a future-returning method starts with supplyAsync). */
+    private static final ExecutorService APP = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "app-executor");
+        t.setDaemon(true);
+        return t;
+    });
 
     private final ClientFaults faults;
     private final GcsLockRegistry registry;
@@ -111,6 +122,36 @@ class OwnCallRaceAndShutdownReentryTest {
     }
 
     @Test
+    void aCallerWhoCancelledItsFutureIsNotSkippedByItsReleaseWhenItCallsAgainOnceTheWorkEnded() throws Exception {
+        // The caller cancels the returned future while the work (supplyAsync on the application's executor) still
+        // runs: the lock stays held until the work ends. The work ends; its lock is given back (a DELETE whose reply
+        // takes 1.5 s) on the work's thread, and the caller, seeing the work end, calls again at once.
+        CountDownLatch workEnds = new CountDownLatch(1);
+        CompletableFuture<String> first = jobs.futureAsyncSkip("cancelled-first", workEnds);
+        assertThat(first.cancel(true)).as("the caller's cancel of the running call").isTrue();
+        faults.slowReplies(1, Duration.ofMillis(1500));
+        workEnds.countDown();
+        await("the cancelled call's release to be in flight").atMost(Duration.ofSeconds(30))
+                .until(() -> faults.slowedReplies() == 1);
+        assertThat(jobs.futureAsyncSkip("cancelled-first", new CountDownLatch(0)).get(30, TimeUnit.SECONDS))
+                .as("the caller's next call, made as its cancelled call's lock was being given back").isEqualTo("ran");
+    }
+
+    @Test
+    void aCallerWhoCancelsItsFutureWhileItsLockIsGivenBackIsNotSkippedByItWhenItCallsAgain() throws Exception {
+        // The work ends and its lock is being given back (a DELETE whose reply takes 1.5 s): the returned future is
+        // not complete yet. The caller cancels it then (a timeout of its own) and calls again at once.
+        CountDownLatch workEnds = new CountDownLatch(1);
+        CompletableFuture<String> first = jobs.futureAsyncSkip("cancelled-releasing", workEnds);
+        faults.slowReplies(1, Duration.ofMillis(1500));
+        workEnds.countDown();
+        await("the call's release to be in flight").atMost(Duration.ofSeconds(30)).until(() -> faults.slowedReplies() == 1);
+        assertThat(first.cancel(true)).as("the caller's cancel while the lock is given back").isTrue();
+        assertThat(jobs.futureAsyncSkip("cancelled-releasing", new CountDownLatch(0)).get(30, TimeUnit.SECONDS))
+                .as("the caller's next call, made as it cancelled").isEqualTo("ran");
+    }
+
+    @Test
     void aNestedPlainWaitCallRunsOnceTheContextIsClosing() {
         waits.onApplicationEvent(new ContextClosedEvent(new GenericApplicationContext()));
         // A job that started (FAIL does not wait) calls a WAIT method of its own lock: a reentrant hold, no wait.
@@ -167,6 +208,19 @@ class OwnCallRaceAndShutdownReentryTest {
         @GcsLocked(value = "#p0", ifLocked = IfLocked.WAIT)
         public Mono<String> monoWait(String name) {
             return Mono.just("ran");
+        }
+
+        /** Work on the application's own executor, ending when {@code workEnds} opens. */
+        @GcsLocked(value = "#p0")
+        public CompletableFuture<String> futureAsyncSkip(String name, CountDownLatch workEnds) {
+            return CompletableFuture.supplyAsync(() -> {
+                try {
+                    workEnds.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return "ran";
+            }, APP);
         }
     }
 }
