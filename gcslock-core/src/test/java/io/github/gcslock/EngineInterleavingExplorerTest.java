@@ -1418,6 +1418,12 @@ class EngineInterleavingExplorerTest {
             final Map<String, int[]> pattern = new ConcurrentHashMap<>();
             final Map<String, java.util.concurrent.atomic.AtomicInteger> calls = new ConcurrentHashMap<>();
             final Map<String, Thread> inside = new ConcurrentHashMap<>();
+            /**
+             * Callbacks whose block is slow: it lasts this much virtual time (a listener sending an alert over a slow
+             * network), not one step of the schedule. Only callbacks that run on the listener threads (rule 20), so that
+             * it is a listener delaying the others' events that is judged, not a caller's thread held up.
+             */
+            final Map<String, Duration> slow = new ConcurrentHashMap<>();
 
             Hostile(String process, Random r) {
                 this.process = process;
@@ -1429,8 +1435,12 @@ class EngineInterleavingExplorerTest {
                     int period = 1 + r.nextInt(3);
                     pattern.put(k, new int[] {period, r.nextInt(period)});
                     calls.put(k, new java.util.concurrent.atomic.AtomicInteger());
+                    if (acts.get(k) == 1 && List.of("lost", "refreshed", "refreshFailed", "onLost").contains(k) && r.nextBoolean()) {
+                        slow.put(k, Duration.ofSeconds(List.of(2, 6, 12).get(r.nextInt(3))));
+                    }
                 }
-                world.note(process + "'s hostile listener (0 nothing, 1 block, 2 RuntimeException, 3 Error): " + acts);
+                world.note(process + "'s hostile listener (0 nothing, 1 block, 2 RuntimeException, 3 Error): " + acts
+                        + (slow.isEmpty() ? "" : "; slow blocks: " + slow));
             }
 
             void on(String kind, String name, AcquireOutcome outcome) {
@@ -1452,7 +1462,18 @@ class EngineInterleavingExplorerTest {
                         act = 0;
                     }
                     switch (act) {
-                        case 1 -> world.pause(process + "'s listener blocks in " + kind + " of '" + name + "'");
+                        case 1 -> {
+                            Duration d = slow.get(kind);
+                            if (d == null) {
+                                world.pause(process + "'s listener blocks in " + kind + " of '" + name + "'");
+                            } else {
+                                try {
+                                    world.sleepVirtual(d); // a slow listener: no other listener's events wait for it (rule 20)
+                                } catch (InterruptedException e) {
+                                    Thread.currentThread().interrupt();
+                                }
+                            }
+                        }
                         case 2 -> throw new IllegalStateException("explorer: a listener's RuntimeException in " + kind);
                         case 3 -> {
                             ListenerError e = new ListenerError(kind, outcome);
