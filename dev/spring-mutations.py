@@ -71,6 +71,10 @@ muts = [
  ("26: the release of a future its caller cancelled is not pending (its next call, once the work ended, finds it)",
   S+'GcsLockedInterceptor.java',
   "                awaited = pending.get();", "                awaited = new CompletableFuture<>();"),
+ ("26: a publisher the method's own code blocks on waits for its enclosing subscription's release (30 s)",
+  S+'PendingReleases.java',
+  "if (madeInside != null && release.ownCode().get() == madeInside && LockSupport.getBlocker(madeInside) != null) {",
+  "if (false) {"),
 ]
 args = sys.argv[1:]
 tries = '100'

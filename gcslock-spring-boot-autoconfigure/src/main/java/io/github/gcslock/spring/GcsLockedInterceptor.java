@@ -289,8 +289,8 @@ public class GcsLockedInterceptor implements MethodInterceptor {
         }
         return ReactiveLocking.lockFor(returnType, name, LockNameResolver.describe(spec.method()),
                 () -> spec.ifLocked() == IfLocked.WAIT && GcsLocks.inside(name) ? selfWait(name, spec) : null,
-                (owner, nested) -> {
-                    Lease lease = policy.acquireOrSkip(locks, name, spec, owner, nested);
+                (owner, nested, madeInside) -> {
+                    Lease lease = policy.acquireOrSkip(locks, name, spec, owner, nested, madeInside);
                     return lease == null ? null : new Held(lease, System.nanoTime(), owner);
                 },
                 Held::lease,
@@ -310,7 +310,7 @@ public class GcsLockedInterceptor implements MethodInterceptor {
                     }
                 },
                 held -> release(locks, held.lease(), spec, held.startedNanos()),
-                () -> policy.pendingReleases().begin(locks, name));
+                ownCode -> policy.pendingReleases().begin(locks, name, ownCode));
     }
 
     /** What a skipped method returns: null, an empty Optional, or a primitive's zero. */

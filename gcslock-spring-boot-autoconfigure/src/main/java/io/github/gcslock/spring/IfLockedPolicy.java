@@ -87,9 +87,22 @@ final class IfLockedPolicy {
      *                  so it neither waits for releases in flight nor counts as a wait that closing the context ends
      */
     Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant) {
+        return acquireOrSkip(locks, name, spec, owner, reentrant, null);
+    }
+
+    /**
+     * As {@link #acquireOrSkip(LockRegistry, String, LockedMethod, LockOwner, boolean)}, for a publisher whose
+     * acquisition runs on another thread than the one that subscribed it.
+     *
+     * @param madeInside the thread that made (subscribed) this call if it ran inside a hold of {@code name} then (the
+     *                   method's own code of a subscription of the name), else null: a release pending for that
+     *                   subscription is not waited for while that thread blocks (see {@link PendingReleases})
+     */
+    Lease acquireOrSkip(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant,
+                        Thread madeInside) {
         Lease lease;
         try {
-            lease = acquireReporting(locks, name, spec, owner, reentrant);
+            lease = acquireReporting(locks, name, spec, owner, reentrant, madeInside);
         } catch (GcsLockedWaits.ClosedWhileWaiting e) {
             // Shutdown, not a failure: one line, and the scheduler's thread is free at once.
             log.info("@GcsLocked {} did not run: the application is shutting down, so it stopped waiting for lock '{}'",
@@ -148,7 +161,8 @@ final class IfLockedPolicy {
      * annotated method does not declare {@code InterruptedException}, so rethrowing it would reach the
      * caller as an {@code UndeclaredThrowableException} and lose the interrupt.
      */
-    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant) {
+    private Lease acquireReporting(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant,
+                                   Thread madeInside) {
         List<GcsLockedAcquireListener> listeners = acquireListeners == null ? List.of()
                 : acquireListeners.orderedStream().toList();
         for (GcsLockedAcquireListener l : listeners) {
@@ -157,7 +171,7 @@ final class IfLockedPolicy {
         long start = System.nanoTime();
         String outcome = "error";
         try {
-            Lease lease = acquire(locks, name, spec, owner, reentrant);
+            Lease lease = acquire(locks, name, spec, owner, reentrant, madeInside);
             outcome = lease != null ? "acquired" : "skipped";
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -182,12 +196,14 @@ final class IfLockedPolicy {
     }
 
     /** The registry call of each mode, for {@code owner} (null: the thread): null when SKIP finds the lock held elsewhere. */
-    private Lease acquire(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant)
-            throws InterruptedException {
+    private Lease acquire(LockRegistry locks, String name, LockedMethod spec, LockOwner owner, boolean reentrant,
+                          Thread madeInside) throws InterruptedException {
         // A release that a cancelled call of this process left running must not make this call skip or fail
-        // (not waited for inside a hold of the name: a nested call re-enters or is refused, never by a release).
+        // (not waited for inside a hold of the name: a nested call re-enters or is refused, never by a release; nor,
+        // for a publisher subscribed in a subscription's own code, that subscription's release while that code
+        // blocks: it cannot begin before that code returns).
         if (!reentrant && !GcsLocks.inside(name)) {
-            pendingReleases.awaitReleases(locks, name);
+            pendingReleases.awaitReleases(locks, name, madeInside);
         }
         if (reentrant) {
             // Re-enters its owner's hold at once (no request, no wait), in every mode: so it runs also once the

@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.BiFunction;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -66,15 +65,17 @@ final class ReactiveLocking {
      * @param selfWait asked on the subscribing thread when the subscription is not nested in a holder of the name:
      *                 the error to signal at once (a WAIT that would wait for a hold of its own thread), or null
      * @param acquireAs takes the lock for the owner given (blocking), told whether that owner is the enclosing holder
-     *                 (a nested subscription, reentrant); null when the call is skipped (the result is then empty)
+     *                 (a nested subscription, reentrant), and the subscribing thread if that thread was inside a hold of
+     *                 the name (else null); null when the call is skipped (the result is then empty)
      * @param leaseOf  the lease of what {@code acquire} returned
      * @param invoke   invokes the method (once per subscription) under what {@code acquire} returned and returns its publisher
      * @param release  gives the lock back (blocking)
-     * @param pending  begins a release the cancelling subscriber does not wait for (see {@link PendingReleases})
+     * @param pending  begins a release the cancelling subscriber does not wait for (see {@link PendingReleases}),
+     *                 given the thread that runs the subscription's own code while it does
      */
     static <H> Object lockFor(Class<?> type, String name, String method, Supplier<RuntimeException> selfWait,
-                              BiFunction<LockOwner, Boolean, H> acquireAs, Function<H, Lease> leaseOf, Function<H, Object> invoke,
-                              Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
+                              Acquire<H> acquireAs, Function<H, Lease> leaseOf, Function<H, Object> invoke,
+                              Consumer<H> release, Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
         // (An attempt that failed holds nothing: nothing to give back.)
         Function<Attempt<H>, Mono<Void>> giveBack = a -> a.resource == null ? Mono.<Void>empty()
                 : Mono.<Void>fromRunnable(() -> release.accept(a.resource)).subscribeOn(Schedulers.boundedElastic())
@@ -84,7 +85,7 @@ final class ReactiveLocking {
             if (a.resource == null) {
                 return Mono.<Void>empty();
             }
-            CompletableFuture<Void> released = pending.get();
+            CompletableFuture<Void> released = pending.apply(() -> null);
             return giveBack.apply(a).doFinally(s -> released.complete(null));
         };
         // Once per subscription: its owner is the enclosing holder of this name (a nested call, reentrant) or new.
@@ -98,7 +99,11 @@ final class ReactiveLocking {
             }
             Attempt<H> attempt = new Attempt<>(enclosing != null ? enclosing : LockOwner.newInvocation(method));
             ctx.<AtomicReference<Attempt<?>>>getOrEmpty(SUBSCRIPTION).ifPresent(s -> s.set(attempt));
-            Function<LockOwner, H> acquire = owner -> acquireAs.apply(owner, enclosing != null);
+            // (Judged here, on the subscribing thread: the acquisition runs on another. A subscription made in the
+            // method's own code of a subscription of the name does not wait for that one's release while that code
+            // blocks, on this subscription typically: see PendingReleases#awaitReleases.)
+            Thread madeInside = enclosing == null && GcsLocks.inside(name) ? Thread.currentThread() : null;
+            Function<LockOwner, H> acquire = owner -> acquireAs.acquire(owner, enclosing != null, madeInside);
             // The acquisition never throws out of the callable: an error raised just as the subscriber leaves would
             // be dropped by subscribeOn, which Reactor logs at ERROR. It travels as the attempt's failure instead,
             // and is signalled only to a subscriber still there: decided under the attempt's monitor when usingWhen
@@ -128,7 +133,7 @@ final class ReactiveLocking {
                 AtomicReference<Attempt<?>> subscription = new AtomicReference<>();
                 return Flux.usingWhen(held,
                                 a -> !a.adopt() ? Flux.empty() : a.failure != null ? Flux.error(a.failure)
-                                        : Flux.defer(() -> Flux.from(publisher(() -> invoke.apply(a.resource))))
+                                        : Flux.defer(() -> Flux.from(publisher(() -> a.ownCode(invoke))))
                                         .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
                                 giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel)
                         .contextWrite(Context.of(SUBSCRIPTION, subscription))
@@ -139,7 +144,7 @@ final class ReactiveLocking {
             AtomicReference<Attempt<?>> subscription = new AtomicReference<>();
             return Mono.usingWhen(held,
                             a -> !a.adopt() ? Mono.empty() : a.failure != null ? Mono.error(a.failure)
-                                    : Mono.defer(() -> Mono.from(publisher(() -> invoke.apply(a.resource))))
+                                    : Mono.defer(() -> Mono.from(publisher(() -> a.ownCode(invoke))))
                                     .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
                             giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel)
                     .contextWrite(Context.of(SUBSCRIPTION, subscription))
@@ -148,7 +153,8 @@ final class ReactiveLocking {
     }
 
     /** The subscriber of a subscription left: see {@link Attempt#cancelRequested}. */
-    private static void cancelRequested(AtomicReference<Attempt<?>> subscription, Supplier<CompletableFuture<Void>> pending) {
+    private static void cancelRequested(AtomicReference<Attempt<?>> subscription,
+                                        Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
         Attempt<?> attempt = subscription.get();
         if (attempt != null) {
             attempt.cancelRequested(pending);
@@ -190,6 +196,8 @@ final class ReactiveLocking {
         private boolean over;
         /** The pending release that a subscriber who left before {@link #over} leaves behind: ends with it. */
         private CompletableFuture<Void> awaited;
+        /** The thread that runs the method's own code under this subscription's lock, while it does. */
+        private volatile Thread ownCode;
 
         Attempt(LockOwner owner) {
             this.owner = owner;
@@ -230,7 +238,7 @@ final class ReactiveLocking {
          * The subscriber cancelled: an acquisition still running gives back what it takes (a later call of the name
          * waits for that, see {@link PendingReleases}); one that finished but was not adopted is given back now.
          */
-        synchronized void cancelled(Consumer<H> release, Supplier<CompletableFuture<Void>> pending) {
+        synchronized void cancelled(Consumer<H> release, Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
             cancelled = true;
             if (resource != null && !adopted) {
                 release.accept(resource);
@@ -246,9 +254,19 @@ final class ReactiveLocking {
          * not refused by this subscription's hold — also when usingWhen defers the cancel (the method's own code still
          * runs) or ignores it (a completion's release is under way).
          */
-        synchronized void cancelRequested(Supplier<CompletableFuture<Void>> pending) {
+        synchronized void cancelRequested(Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
             if (started && !over && awaited == null) {
-                awaited = pending.get();
+                awaited = pending.apply(() -> ownCode);
+            }
+        }
+
+        /** Invokes the method (its own code, on this thread) under this subscription's lock: returns its publisher. */
+        Object ownCode(Function<H, Object> invoke) {
+            ownCode = Thread.currentThread();
+            try {
+                return invoke.apply(resource);
+            } finally {
+                ownCode = null;
             }
         }
 
@@ -279,6 +297,19 @@ final class ReactiveLocking {
             adopted = true;
             return true;
         }
+    }
+
+    /** Takes the lock of one subscription (blocking). */
+    @FunctionalInterface
+    interface Acquire<H> {
+        /**
+         * @param owner      who the hold belongs to
+         * @param reentrant  whether {@code owner} is the enclosing holder of the name (a nested subscription)
+         * @param madeInside the subscribing thread if it was inside a hold of the name (the method's own code of a
+         *                   subscription of the name), else null
+         * @return what was taken, or null when the call is skipped
+         */
+        H acquire(LockOwner owner, boolean reentrant, Thread madeInside);
     }
 
     private static Publisher<?> publisher(Callable<Object> invoke) {

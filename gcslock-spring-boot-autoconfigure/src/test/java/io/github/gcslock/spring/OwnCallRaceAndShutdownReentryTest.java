@@ -11,12 +11,14 @@ import org.springframework.beans.factory.support.DefaultListableBeanFactory;
 import org.springframework.context.event.ContextClosedEvent;
 import org.springframework.context.support.GenericApplicationContext;
 import org.springframework.core.env.StandardEnvironment;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
@@ -24,6 +26,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -104,6 +108,69 @@ class OwnCallRaceAndShutdownReentryTest {
                 .block(Duration.ofSeconds(30));
         assertThat(result).as("the caller's next call, made as its first call timed out").isEqualTo("ran");
         assertThat(ran).as("the method's runs").hasValue(2);
+    }
+
+    @Test
+    void aNestedPublisherTheMethodsOwnCodeBlocksOnDoesNotWaitForTheEnclosingCallsPendingRelease() {
+        // As above, the caller times out while the method's own code runs; that code then blocks on a publisher of
+        // the same name (SKIP). The enclosing subscription's release is pending from the cancel, and cannot begin
+        // before this code returns: the nested call must not wait for it (it finds the name held, at once).
+        Sinks.One<String> inItsOwnCode = Sinks.one();
+        AtomicReference<Optional<String>> nested = new AtomicReference<>();
+        AtomicLong nestedMillis = new AtomicLong(-1);
+        String result = jobs.monoFail("own-code-nested", () -> {
+                    inItsOwnCode.tryEmitValue("now");
+                    long t0 = System.nanoTime();
+                    nested.set(jobs.monoSkip("own-code-nested", () -> Mono.just("ran")).blockOptional(Duration.ofSeconds(60)));
+                    nestedMillis.set((System.nanoTime() - t0) / 1_000_000);
+                })
+                .timeout(inItsOwnCode.asMono())
+                .onErrorResume(TimeoutException.class, e -> Mono.just("timed out"))
+                .block(Duration.ofSeconds(30));
+        assertThat(result).isEqualTo("timed out");
+        await("the method's own code to return").atMost(Duration.ofSeconds(60)).until(() -> nestedMillis.get() >= 0);
+        assertThat(nested.get()).as("the nested SKIP publisher: the name is held by the enclosing call").isEmpty();
+        assertThat(nestedMillis.get()).as("ms the nested call took (it must not wait for the enclosing call's release)")
+                .isLessThan(5_000);
+    }
+
+    @Test
+    void aCallerWhoDisposesWhileTheMethodsOwnCodeBlocksOnANestedPublisherLeavesNoLockHeldAndIsNotRefusedWhenItCallsAgain()
+            throws Exception {
+        // The caller disposes its subscription (from another thread) as the method's own code begins; that code then
+        // blocks on a publisher of the same name (SKIP), and the caller calls again the moment its dispose returned.
+        // The nested call decides at once (the name is held by the enclosing call), the enclosing call's lock is given
+        // back once its own code returned, and the caller's next call runs.
+        AtomicReference<Disposable> first = new AtomicReference<>();
+        CountDownLatch inItsOwnCode = new CountDownLatch(1);
+        CountDownLatch disposed = new CountDownLatch(1);
+        AtomicReference<Optional<String>> nested = new AtomicReference<>();
+        first.set(jobs.monoSkip("disposed-own-code", () -> {
+            inItsOwnCode.countDown();
+            awaitLatch(disposed);
+            nested.set(jobs.monoSkip("disposed-own-code", () -> Mono.just("nested")).blockOptional(Duration.ofSeconds(60)));
+            return Mono.just("first");
+        }).subscribe());
+        assertThat(inItsOwnCode.await(30, TimeUnit.SECONDS)).as("the method's own code began").isTrue();
+        await("the subscription to be known").atMost(Duration.ofSeconds(30)).until(() -> first.get() != null);
+        first.get().dispose();
+        disposed.countDown();
+        long t0 = System.nanoTime();
+        String again = jobs.monoSkip("disposed-own-code", () -> Mono.just("again")).block(Duration.ofSeconds(60));
+        long againMillis = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(again).as("the caller's next call, made as its dispose returned").isEqualTo("again");
+        assertThat(againMillis).as("ms the caller's next call took").isLessThan(5_000);
+        assertThat(nested.get()).as("the nested SKIP publisher: the name is held by the enclosing call").isEmpty();
+        await("every lease to be released after the calls ended").atMost(Duration.ofSeconds(5))
+                .until(() -> registry.heldLeases().isEmpty());
+    }
+
+    private static void awaitLatch(CountDownLatch latch) {
+        try {
+            latch.await(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test

@@ -25,7 +25,7 @@ class ReactiveLockingTest {
         Object held = new Object();
         @SuppressWarnings("unchecked")
         Mono<String> mono = (Mono<String>) ReactiveLocking.lockFor(Mono.class, "job", "test", () -> null,
-                (owner, nested) -> {
+                (owner, nested, madeInside) -> {
                     acquiring.countDown();
                     // An acquisition that ignores the interrupt Reactor may send on cancel, as a GCS call in
                     // flight would: it completes after the subscriber is gone.
@@ -44,7 +44,7 @@ class ReactiveLockingTest {
                     invoked.incrementAndGet();
                     return Mono.just("ran");
                 },
-                h -> released.incrementAndGet(), java.util.concurrent.CompletableFuture::new);
+                h -> released.incrementAndGet(), ownCode -> new java.util.concurrent.CompletableFuture<>());
         Disposable subscription = mono.subscribe();
         assertThat(acquiring.await(5, TimeUnit.SECONDS)).isTrue();
         subscription.dispose();
