@@ -42,7 +42,7 @@ muts = [
  ("26: a cancelled future's work still runs, its hold is released at the cancel", S+'GcsLockedInterceptor.java',
   "        return view;\n    }", "        view.whenComplete((value, error) -> {\n            if (view.isCancelled() && stage instanceof java.util.concurrent.Future<?> work) {\n                work.cancel(true);\n            }\n        });\n        return view;\n    }"),
  ("26: a call does not wait for the release of a cancelled subscription", S+'IfLockedPolicy.java',
-  "            pendingReleases.awaitReleases(locks, name);", "            name.hashCode();"),
+  "            pendingReleases.awaitReleases(locks, name, madeInside);", "            name.hashCode();"),
  ("26: a plain call in an invocation's synchronous part is not reentrant", S+'GcsLockedInterceptor.java',
   "                : GcsLocks.invocationHolding(name);", "                : null;"),
  ("26: a future WAIT inside a hold of its thread waits for itself", S+'GcsLockedInterceptor.java',
