@@ -826,7 +826,15 @@ class InvocationOwnershipPropertyTest {
                     return;
                 }
                 if (!(c.view != null && c.view.isCancelled())) {
-                    settle(() -> run.ended, () -> run + " to end" + steps()); // a cancelled future's work goes on
+                    settle(() -> run.ended, () -> run + " to end" + steps());
+                } else {
+                    // A cancelled future's work goes on: its caller sees the work end (a side effect of it) and calls
+                    // again at once, as the lock of that work is being given back (not a check: a work that does not
+                    // end within 2 s, or a holdAtLeast, is called again as it is).
+                    long ends = System.nanoTime() + Duration.ofSeconds(2).toNanos();
+                    while (!(run.ended && (run.lease == null || !run.lease.isHealthy())) && System.nanoTime() - ends < 0) {
+                        Thread.onSpinWait();
+                    }
                 }
                 // (Its caller thread may be busy with a later call meanwhile: then another idle caller calls.)
                 boolean mustRun = mustRunHere(c.name) && objectAllows(before, c.at) && !c.at.closed;
