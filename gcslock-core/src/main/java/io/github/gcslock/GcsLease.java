@@ -54,7 +54,7 @@ final class GcsLease implements Lease {
     /**
      * While a refresh that shortens the TTL is unconfirmed, the object may already carry the shorter TTL
      * (the write committed, its reply was lost), so others may judge it stale by that: the deadline is capped
-     * at that refresh's send time plus the shorter span. Cleared by the next confirmed refresh. Guarded by io.
+     * at that refresh's send time plus the shorter span. Cleared by the next confirmed refresh. Guarded by the I/O lock.
      */
     private volatile boolean deadlineCapped;
     private volatile long deadlineCapNanos;
@@ -62,8 +62,11 @@ final class GcsLease implements Lease {
     private volatile LeaseTiming deadlineCapTiming;
     private final List<LostListener> listeners = new CopyOnWriteArrayList<>();
 
-    /** Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must use). */
-    final ReentrantLock io = new ReentrantLock();
+    /**
+     * Serialises a refresh with the release, so a release never races an in-flight PATCH (whose metageneration it must
+     * use). Taken through {@link #lockIo()}.
+     */
+    private final ReentrantLock io = new ReentrantLock();
 
     private final AtomicBoolean outerHoldReturned = new AtomicBoolean();
     private volatile State state = State.ACTIVE;
@@ -83,9 +86,9 @@ final class GcsLease implements Lease {
      */
     private volatile long lastWriteNanos;
     private volatile Instant lastRefreshAt;
-    /** Failed refreshes since the last confirmed one. Touched only under {@link #io}. */
+    /** Failed refreshes since the last confirmed one. Touched only under the I/O lock. */
     private int consecutiveFailures;
-    /** Refreshes sent since the last confirmed one whose outcome is unknown (rule 8). Touched only under {@link #io}. */
+    /** Refreshes sent since the last confirmed one whose outcome is unknown (rule 8). Touched only under the I/O lock. */
     private final UnconfirmedRefreshes unconfirmedRefreshes = new UnconfirmedRefreshes();
     private volatile ScheduledFuture<?> refreshTask;
     /** Bumped by a renewal, which refreshes at once and starts a new schedule: an older scheduled refresh then ends its chain. */
@@ -192,6 +195,28 @@ final class GcsLease implements Lease {
     }
 
     // ---- engine side ----
+
+    /**
+     * Takes the lease's I/O lock (reentrant). No listener runs on this thread while it holds it (rule 20): the events
+     * it raises meanwhile (its requests' outcomes) take their place among the lock's events at once, and are delivered
+     * when it lets the lock go ({@link #unlockIo()}) — a listener blocking in a renewal's request event held back the
+     * lease's refreshes until it was lost.
+     */
+    void lockIo() {
+        io.lock();
+        if (io.getHoldCount() == 1) {
+            LockEventDispatcher.holdBack();
+        }
+    }
+
+    /** Lets the I/O lock go; the outermost release of it delivers the events held back since ({@link #lockIo()}). */
+    void unlockIo() {
+        boolean outermost = io.getHoldCount() == 1;
+        io.unlock();
+        if (outermost) {
+            LockEventDispatcher.letGo();
+        }
+    }
 
     /** Takes the outermost hold for a deferred release ({@code releaseAfter}); false if it was already given back. */
     boolean claimOuterHold() {
@@ -348,12 +373,12 @@ final class GcsLease implements Lease {
         return lastWriteNanos;
     }
 
-    /** Refreshes sent since the last confirmed one whose outcome is unknown. Under {@link #io}. */
+    /** Refreshes sent since the last confirmed one whose outcome is unknown. Under the I/O lock. */
     UnconfirmedRefreshes unconfirmedRefreshes() {
         return unconfirmedRefreshes;
     }
 
-    /** Counts a failed refresh; returns the failures since the last confirmed one. Under {@link #io}. */
+    /** Counts a failed refresh; returns the failures since the last confirmed one. Under the I/O lock. */
     int refreshFailed() {
         return ++consecutiveFailures;
     }

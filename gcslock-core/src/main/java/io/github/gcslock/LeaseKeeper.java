@@ -146,7 +146,7 @@ final class LeaseKeeper implements AutoCloseable {
         // One renewal at a time per lease, from its retarget to its last write: two renewals that both retargeted
         // before either wrote would each send the *last* target, so renew(lease, 2 s) could return with another
         // renewal's 30 s in the object. The I/O lock is reentrant: refresh() takes it again.
-        lease.io.lock();
+        lease.lockIo();
         try {
             LeaseTiming before = lease.target();
             lease.retarget(next);
@@ -170,7 +170,7 @@ final class LeaseKeeper implements AutoCloseable {
             }
             return confirmed;
         } finally {
-            lease.io.unlock();
+            lease.unlockIo();
         }
     }
 
@@ -340,7 +340,7 @@ final class LeaseKeeper implements AutoCloseable {
 
     /** One refresh: one PATCH on success; a GET more only after a 412. */
     Refresh refresh(GcsLease lease) {
-        lease.io.lock();
+        lease.lockIo();
         try {
             if (lease.state() != GcsLease.State.ACTIVE || lease.isReleasing() || !awaitWriteWindow(lease)) {
                 return Refresh.FAILED;
@@ -393,7 +393,7 @@ final class LeaseKeeper implements AutoCloseable {
             engine.listeners().refreshed(lease);
             return Refresh.OWN;
         } finally {
-            lease.io.unlock();
+            lease.unlockIo();
         }
     }
 

@@ -150,14 +150,14 @@ final class LeaseRelease {
             runtime.yieldPoint("release of '" + lease.name() + "' begun");
             keeper.stop(lease);
             runtime.yieldPoint("release of '" + lease.name() + "': refreshes stopped");
-            lease.io.lock(); // waits for an in-flight refresh, whose metageneration we need
+            lease.lockIo(); // waits for an in-flight refresh, whose metageneration we need
             try {
                 if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
                     deleteOnRelease(lease);
                 }
             } finally {
                 lease.released();
-                lease.io.unlock();
+                lease.unlockIo();
             }
         } finally {
             // "released" takes its place among the lock's events before the name is free here, so the next lease's

@@ -22,7 +22,9 @@ import java.util.function.LongSupplier;
  * <p>Threads (rule 20): {@code acquireStarted} and {@code acquireFinished} run on the acquiring thread;
  * the other acquisition events ({@code acquired}, {@code notAcquired}, {@code tookOver},
  * {@code fencingTokenRegression}) run there too for each listener unless its earlier events of the lock are still
- * pending, in which case they are queued behind them; the refresh, loss and release events go through the
+ * pending (then they are queued behind them) or a later event of it arrived first (then a listener thread takes
+ * them over); {@code released} and a request's outcome likewise on the releasing or requesting thread — a request's
+ * only once that thread has let go of a lease's I/O lock. The refresh and loss events go through the
  * {@link LockEventDispatcher}, in order per lock and listener, and never on the refresher's or the deadline timer's
  * threads. Each listener has a queue per lock of its own (and a lease's {@code onLost} listeners one of theirs), so a
  * listener that blocks delays only its own later events.
@@ -132,7 +134,7 @@ final class Listeners implements LockStore.RequestOutcomes {
         }
         List<Runnable> deliveries = new ArrayList<>(all.size());
         for (LockEventListener l : all) {
-            deliveries.add(events.queueToRunHere(channel(lease.name(), l), () -> tell(l, x -> x.released(lease))));
+            deliveries.add(events.reserve(channel(lease.name(), l), () -> tell(l, x -> x.released(lease))));
         }
         return () -> deliveries.forEach(Runnable::run);
     }
@@ -144,16 +146,29 @@ final class Listeners implements LockStore.RequestOutcomes {
 
     @Override
     public void answered(String name) {
-        for (LockEventListener l : all) {
-            events.dispatchOrRunHere(channel(name == null ? NO_LOCK : name, l), () -> tell(l, x -> x.requestAnswered(name)));
-        }
+        requestOutcome(name, l -> l.requestAnswered(name));
     }
 
     @Override
     public void failed(String name, GcsLockException error) {
-        for (LockEventListener l : all) {
-            events.dispatchOrRunHere(channel(name == null ? NO_LOCK : name, l), () -> tell(l, x -> x.requestFailed(name, error)));
+        requestOutcome(name, l -> l.requestFailed(name, error));
+    }
+
+    /**
+     * Every listener's event takes its place in that listener's channel of the lock now; on an application thread it is
+     * delivered there, at once or — while that thread holds a lease's I/O lock (a renewal, a release) — once it let the
+     * lock go, so that a listener blocking in it holds back no refresh of the lease (rule 20).
+     */
+    private void requestOutcome(String name, Consumer<LockEventListener> call) {
+        if (all.isEmpty()) {
+            return;
         }
+        String lock = name == null ? NO_LOCK : name;
+        List<Runnable> deliveries = new ArrayList<>(all.size());
+        for (LockEventListener l : all) {
+            deliveries.add(events.reserve(channel(lock, l), () -> tell(l, call)));
+        }
+        LockEventDispatcher.deliverOrHoldBack(deliveries);
     }
 
     // ---- one channel per listener and lock (rule 20)

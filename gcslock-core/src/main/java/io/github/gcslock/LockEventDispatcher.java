@@ -4,6 +4,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -21,11 +22,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * could not fire while such a listener ran.
  *
  * <p>How: each {@link Channel} (one registry listener's view of one lock, or one lease's {@code onLost}
- * listeners) has a queue, drained by a thread of this dispatcher's own pool, except an application thread's own
- * event, which that thread reports itself when nothing of the channel is pending. At most one thread drains a
- * channel at a time, so each listener sees the events of one lock in the order they were raised, while a slow
- * listener delays only its own later events: never another listener's, another lock's, or another lease's
- * {@code onLost} (rule 20). The pool grows as needed; its threads die when idle.
+ * listeners) has a queue, drained by a thread of this dispatcher's own pool. An application thread's own events
+ * (its acquisition's, its release's, its requests') take their place in the queue when raised, as a
+ * <em>reservation</em> that thread delivers itself when it gets to it, if nothing of the channel is ahead of it. A
+ * reservation never holds a channel back: when a later event arrives behind one that its thread has not begun (that
+ * thread still busy with another listener's event, or holding a lease's I/O lock), a pool thread takes it over and
+ * runs it, then the later one. At most one thread runs a channel's events at a time, so each listener sees the events
+ * of one lock in the order they were raised, one at a time, while a slow listener delays only its own later events:
+ * never another listener's, another lock's, or another lease's {@code onLost} (rule 20). The pool grows as needed;
+ * its threads die when idle.
  */
 final class LockEventDispatcher {
 
@@ -33,6 +38,12 @@ final class LockEventDispatcher {
 
     /** Set on the refresher's and the deadline timer's threads: events raised there go to the pool. */
     private static final ThreadLocal<Boolean> ENGINE_THREAD = new ThreadLocal<>();
+
+    /**
+     * Set on an application thread while it holds a lease's I/O lock (a renewal, a release): the deliveries of the
+     * events it raises meanwhile (its requests' outcomes), run once it has let the lock go (rule 20).
+     */
+    private static final ThreadLocal<List<Runnable>> HELD_BACK = new ThreadLocal<>();
 
     /**
      * One listener's events of one lock, the unit of order (rule 20): a registry {@link LockEventListener} and a
@@ -59,11 +70,31 @@ final class LockEventDispatcher {
         }
     }
 
+    /** An event in a channel's queue. */
+    private static final class Entry {
+        final Runnable event;
+        /** A thread has begun it (or is about to). Guarded by the dispatcher. */
+        boolean taken;
+
+        Entry(Runnable event) {
+            this.event = event;
+        }
+    }
+
+    /**
+     * A channel's events not yet begun, and whether a thread delivers them: the one running one of its events, or a
+     * pool thread on its way. Present while either is so. Guarded by the dispatcher. Not owned, it holds exactly one
+     * entry: a reservation its thread has not begun (an entry queued behind another one that nobody delivers starts
+     * a pool thread at once).
+     */
+    private static final class Lane {
+        final ArrayDeque<Entry> queue = new ArrayDeque<>();
+        boolean owned;
+    }
+
     private final ExecutorService pool;
-    /** Channel → events not yet run; present while a thread drains it. Guarded by {@code this}. */
-    private final Map<Channel, ArrayDeque<Runnable>> pending = new HashMap<>();
-    /** Channel → the thread running one of its events now. Guarded by {@code this}. */
-    private final Map<Channel, Thread> running = new HashMap<>();
+    /** Channel → its lane. Guarded by {@code this}. */
+    private final Map<Channel, Lane> lanes = new HashMap<>();
 
     LockEventDispatcher(EngineRuntime runtime) {
         AtomicInteger n = new AtomicInteger();
@@ -104,100 +135,104 @@ final class LockEventDispatcher {
         return ENGINE_THREAD.get() != null;
     }
 
+    /**
+     * The calling thread takes a lease's I/O lock (rule 20): until {@link #letGo} the events it raises take their place
+     * in their channels at once, but it delivers them only then, so that no listener runs while it holds the lock — a
+     * listener blocking in a renewal's request event would hold back the lease's refreshes until it was lost. Nested
+     * calls (the lock is reentrant) are counted by the caller: only the outermost one calls this and {@link #letGo}.
+     */
+    static void holdBack() {
+        if (HELD_BACK.get() == null) {
+            HELD_BACK.set(new ArrayList<>());
+        }
+    }
+
+    /** The calling thread has let the I/O lock go: delivers what it held back (see {@link #holdBack}). */
+    static void letGo() {
+        List<Runnable> held = HELD_BACK.get();
+        HELD_BACK.remove();
+        if (held != null) {
+            held.forEach(Runnable::run);
+        }
+    }
+
     /** Runs {@code event} on this dispatcher's threads, after every earlier event of {@code channel}. */
     void dispatch(Channel channel, Runnable event) {
-        if (enqueue(channel, event)) {
-            pool.execute(() -> drain(channel));
+        boolean start;
+        synchronized (this) {
+            Lane lane = lanes.computeIfAbsent(channel, c -> new Lane());
+            lane.queue.add(new Entry(event));
+            // Else whoever delivers this channel runs it after the earlier events. A reservation not begun at its head
+            // does not deliver it: the pool thread started here takes it over, then this one (rule 20).
+            start = !lane.owned;
+            lane.owned = true;
+        }
+        if (start) {
+            pool.execute(() -> drain(channel)); // never on the calling thread: the refresher must not wait for a listener
         }
     }
 
     /**
-     * Runs {@code event} after every earlier event of {@code channel}: on the calling thread when it is an
-     * application thread and nothing of that lock is pending (so a caller's release is reported before
-     * its call returns, as before), otherwise on this dispatcher's threads.
+     * Takes {@code event}'s place among the events of {@code channel} now (a reservation); the returned task delivers
+     * it on the calling thread if nothing of the channel is ahead of it and no pool thread took it over meanwhile,
+     * and must be run (else a later event of the channel takes it over). On an engine thread it is dispatched to the
+     * pool at once and the task does nothing. A {@link RuntimeException} or {@link Error} it throws is logged.
      */
-    void dispatchOrRunHere(Channel channel, Runnable event) {
-        queueToRunHere(channel, event).run();
-    }
-
-    /**
-     * Takes {@code event}'s place among the events of {@code channel} now; the returned task delivers it as
-     * {@link #dispatchOrRunHere} does, and must be run. Lets a release queue its "released" before the name is
-     * free locally, so the next lease's "acquired" comes after it (rule 20).
-     */
-    Runnable queueToRunHere(Channel channel, Runnable event) {
-        if (!enqueue(channel, event)) {
-            return () -> { }; // the thread draining this lock runs it after the earlier events
-        }
-        return () -> {
-            if (onEngineThread()) {
-                pool.execute(() -> drain(channel));
-            } else {
-                drain(channel, event); // its own event only: what is raised meanwhile goes to the listener threads
+    Runnable reserve(Channel channel, Runnable event) {
+        Entry entry = enqueue(channel, event);
+        return entry == null ? () -> { } : () -> {
+            Throwable t = deliverHere(channel, entry);
+            if (t != null) {
+                log.warn("a listener of lock '{}' threw; ignored", channel.lock, t);
             }
         };
     }
 
     /**
-     * Runs {@code events.get(i)} as the next event of {@code channels.get(i)}, for each i in turn: on the calling thread,
-     * at once, for each channel with nothing pending or running — events raised on it meanwhile (a new lease's first
-     * refreshes) wait for it and then run on this dispatcher's threads, and an {@link Error} reaches the caller once
-     * every event was run or queued. Every such channel is claimed before the first event runs, so a slow listener
-     * told first cannot let the refresher's events reach a listener told later ahead of its own event ("acquired"
-     * first among a lease's events). A channel with earlier events pending or running (a previous lease's slow "lost"
-     * listener, its "released") gets the event queued behind them, run on this dispatcher's threads: a listener's
-     * events never overlap, across the lock's leases too, and an acquiring thread never waits for listeners (rule 20).
-     * Called from inside one of the channel's own events (a listener acquiring the name again), it runs at once: that
-     * thread cannot wait for itself. For the acquisition events ("acquired", "notAcquired", "tookOver",
-     * "fencingTokenRegression").
+     * Runs {@code deliveries} ({@link #reserve}'s tasks) now, or, while this thread holds a lease's I/O lock, once it
+     * lets it go ({@link #holdBack}). For the outcome of an application's request.
+     */
+    static void deliverOrHoldBack(List<Runnable> deliveries) {
+        List<Runnable> held = HELD_BACK.get();
+        if (held != null) {
+            held.addAll(deliveries);
+        } else {
+            deliveries.forEach(Runnable::run);
+        }
+    }
+
+    /**
+     * Runs {@code events.get(i)} as the next event of {@code channels.get(i)}, for each i in turn, on the calling thread
+     * unless it was taken over; an {@link Error} thrown here reaches the caller once every event was run or left to the
+     * pool. Every event takes its place before the first one runs, so a slow listener told first cannot let the
+     * refresher's events reach a listener told later ahead of its own event ("acquired" first among a lease's events);
+     * and a later event behind a place this thread has not reached yet makes a pool thread take it over, so a listener
+     * blocking here holds back no other listener (rule 20). A channel with earlier events pending or running (a previous
+     * lease's slow "lost" listener, its "released"), or whose event this thread is running now (a listener acquiring its
+     * lock again in its own callback), gets the event queued behind them: a listener's events never overlap, across the
+     * lock's leases too, and an acquiring thread never waits for listeners. For the acquisition events ("acquired",
+     * "notAcquired", "tookOver", "fencingTokenRegression").
      */
     void runHereOrQueue(List<Channel> channels, List<Runnable> events) {
         int n = channels.size();
-        boolean[] claimed = new boolean[n];
-        boolean[] here = new boolean[n];
-        synchronized (this) {
-            for (int i = 0; i < n; i++) {
-                Channel channel = channels.get(i);
-                ArrayDeque<Runnable> queue = pending.get(channel);
-                if (queue == null) {
-                    pending.put(channel, new ArrayDeque<>());
-                    claimed[i] = here[i] = true;
-                } else if (running.get(channel) == Thread.currentThread()) {
-                    here[i] = true; // nested in one of this channel's events
-                } else {
-                    queue.add(events.get(i)); // whoever drains or holds this channel now runs it after the earlier events
-                }
-            }
+        Entry[] entries = new Entry[n];
+        for (int i = 0; i < n; i++) {
+            entries[i] = enqueue(channels.get(i), events.get(i));
         }
         Error first = null;
         for (int i = 0; i < n; i++) {
-            if (!here[i]) {
+            if (entries[i] == null) {
                 continue;
             }
-            Channel channel = channels.get(i);
-            Thread previous = claimed[i] ? running(channel, Thread.currentThread()) : null;
-            try {
-                events.get(i).run();
-            } catch (Error e) {
+            Throwable t = deliverHere(channels.get(i), entries[i]);
+            if (t instanceof Error e) {
                 if (first == null) {
                     first = e;
                 } else if (first != e) {
                     first.addSuppressed(e);
                 }
-            } finally {
-                if (claimed[i]) {
-                    boolean queuedMeanwhile;
-                    synchronized (this) {
-                        restore(channel, previous);
-                        queuedMeanwhile = !pending.get(channel).isEmpty();
-                        if (!queuedMeanwhile) {
-                            pending.remove(channel); // nothing waited: a release on this thread may run here later
-                        }
-                    }
-                    if (queuedMeanwhile) {
-                        pool.execute(() -> drain(channel));
-                    }
-                }
+            } else if (t != null) {
+                log.warn("a listener of lock '{}' threw; ignored", channels.get(i).lock, t);
             }
         }
         if (first != null) {
@@ -205,77 +240,87 @@ final class LockEventDispatcher {
         }
     }
 
-    /** Marks {@code thread} as running an event of {@code channel}; returns the mark it replaces. */
-    private synchronized Thread running(Channel channel, Thread thread) {
-        return running.put(channel, thread);
-    }
-
-    private void restore(Channel channel, Thread previous) {
-        if (previous == null) {
-            running.remove(channel);
-        } else {
-            running.put(channel, previous);
+    /**
+     * Queues {@code event} in {@code channel}; the reservation this thread may deliver, or null when it went to the pool
+     * (an engine thread). An entry queued behind another that nobody delivers yet (another thread's reservation, not
+     * begun) starts a pool thread, which takes them both.
+     */
+    private Entry enqueue(Channel channel, Runnable event) {
+        if (onEngineThread()) {
+            dispatch(channel, event);
+            return null;
         }
-    }
-
-    /** Queues {@code event}; true if the caller must start draining (no thread drains this lock now). */
-    private boolean enqueue(Channel channel, Runnable event) {
+        Entry entry = new Entry(event);
+        boolean start;
         synchronized (this) {
-            ArrayDeque<Runnable> queue = pending.get(channel);
-            if (queue != null) {
-                queue.add(event); // a thread is draining this lock's events: it runs this one after them
-                return false;
+            Lane lane = lanes.computeIfAbsent(channel, c -> new Lane());
+            lane.queue.add(entry);
+            start = !lane.owned && lane.queue.size() > 1;
+            if (start) {
+                lane.owned = true;
             }
-            queue = new ArrayDeque<>();
-            queue.add(event);
-            pending.put(channel, queue);
-            return true;
         }
-    }
-
-    private void drain(Channel channel) {
-        drain(channel, null);
+        if (start) {
+            pool.execute(() -> drain(channel));
+        }
+        return entry;
     }
 
     /**
-     * Runs the events of {@code channel} in order; an application thread ({@code last} its own event) stops after its
-     * own and hands the rest to the listener threads: events raised meanwhile (another lease's, the refresher's) are
-     * never delivered on the caller's thread, which a stream of them could otherwise keep there without bound (rule 20).
+     * Runs {@code entry} here if it is still this thread's to run: nothing of the channel ahead of it, no thread
+     * delivering the channel (a pool thread that took it over, this thread inside one of the channel's own events).
+     * Otherwise whoever delivers the channel runs it in turn. Events raised meanwhile are never run here: they go to
+     * the pool once this one returns, so a stream of them cannot keep an application thread (rule 20). Returns what
+     * the event threw, if anything.
      */
-    private void drain(Channel channel, Runnable last) {
-        while (true) {
-            Runnable next;
-            Thread previous;
+    private Throwable deliverHere(Channel channel, Entry entry) {
+        synchronized (this) {
+            Lane lane = lanes.get(channel);
+            if (entry.taken || lane.owned || lane.queue.peek() != entry) {
+                return null; // taken over, or behind events that whoever delivers this channel runs first
+            }
+            lane.queue.remove(entry); // not owned: this reservation is its only entry
+            entry.taken = true;
+            lane.owned = true;
+        }
+        Throwable thrown = null;
+        try {
+            entry.event.run();
+        } catch (Throwable t) {
+            thrown = t;
+        } finally {
+            boolean more;
             synchronized (this) {
-                ArrayDeque<Runnable> queue = pending.get(channel);
-                next = queue.poll();
+                Lane lane = lanes.get(channel);
+                more = !lane.queue.isEmpty();
+                if (!more) {
+                    lanes.remove(channel);
+                }
+            }
+            if (more) {
+                pool.execute(() -> drain(channel)); // still owned: handed to a pool thread
+            }
+        }
+        return thrown;
+    }
+
+    /** Runs the events of {@code channel} in order, reservations not begun included, until none is left. */
+    private void drain(Channel channel) {
+        while (true) {
+            Entry next;
+            synchronized (this) {
+                Lane lane = lanes.get(channel);
+                next = lane.queue.poll();
                 if (next == null) {
-                    pending.remove(channel);
+                    lanes.remove(channel);
                     return;
                 }
-                previous = running.put(channel, Thread.currentThread());
+                next.taken = true;
             }
             try {
-                next.run();
+                next.event.run();
             } catch (Throwable t) { // an Error too: the remaining events of this lock must still run
                 log.warn("a listener of lock '{}' threw; ignored", channel.lock, t);
-            } finally {
-                synchronized (this) {
-                    restore(channel, previous);
-                }
-            }
-            if (next == last) {
-                boolean more;
-                synchronized (this) {
-                    more = !pending.get(channel).isEmpty();
-                    if (!more) {
-                        pending.remove(channel);
-                    }
-                }
-                if (more) {
-                    pool.execute(() -> drain(channel));
-                }
-                return;
             }
         }
     }

@@ -64,6 +64,8 @@ class EngineInterleavingExplorerTest {
      * documented (a WARN), so the checks below hold the object to the call only when it returned sooner.
      */
     static final Duration RELEASE_BOUND = TTL.dividedBy(3).multipliedBy(4).plus(Duration.ofSeconds(2));
+    /** How soon a lost lease's other listeners are told (see {@code checkLostToldMeanwhile}), in virtual time. */
+    static final Duration TOLD_LOST_WITHIN = Duration.ofSeconds(2);
     @Test
     void acquireReleaseAndCloseRacing() {
         explore("acquire/release/close racing", false, run -> {
@@ -302,7 +304,10 @@ class EngineInterleavingExplorerTest {
      * The hostile alphabet (issue 29 part 2, the review classes of part 4): random programs as {@link #randomPrograms},
      * over registries whose first listener is hostile — per callback of the API ({@code acquireStarted} ...
      * {@code requestFailed}, and a lease's {@code onLost}) it does nothing, blocks until the schedule lets it go, throws
-     * a RuntimeException or throws an Error, on a pattern drawn at set-up — plus interrupts of the callers and the
+     * a RuntimeException or throws an Error, on a pattern drawn at set-up; in the callbacks an application thread runs
+     * ({@code acquired}, {@code released}, the request events) it may also block there for a TTL, and meanwhile delete its
+     * process's object of the lock as an administrator would, so that a lease is lost while it blocks; every registry
+     * has a second, recording listener after it — plus interrupts of the callers and the
      * closers at random moments, releases on an interrupted thread, a probe of {@code isHealthy()} at the lease's
      * deadline, and close() from an interrupted thread and twice. Its checks on top of the others (rule 20 unless
      * said): the events of one lock one at a time; no event on a refresh or deadline thread; an application thread
@@ -311,7 +316,9 @@ class EngineInterleavingExplorerTest {
      * told lost by the registry and by each of its onLost listeners once); a call that fails with a listener's Error
      * leaves no lease held, and a call already failing keeps its own exception; the interrupt flag comes back from
      * release() and close() (rules 12, 14); a lease is never healthy past the send of its last committed write +
-     * TTL − safety margin, at hand-out included (rule 11).
+     * TTL − safety margin, at hand-out included (rule 11); a lost lease is told so by the second listener and its
+     * recording onLost listener soon, whatever the first listener blocks in (rule 20: no listener of one lease may delay
+     * another lease's lost).
      */
     @Test
     void randomProgramsWithHostileListenersAndInterrupts() {
@@ -723,10 +730,15 @@ class EngineInterleavingExplorerTest {
             Held mine = new Held(r, lease);
             // the owner asked again for a lease it still holds (a program step that left it to close()): a reentrant hold
             mine.nested = lease instanceof ReentrantHold;
+            GcsLease own = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
             synchronized (held) {
-                mine.forced = forcedObjects.contains(lease.name() + "|" + lease.fencingToken());
+                mine.forced = forcedObjects.contains(lease.name() + "|" + lease.fencingToken())
+                        || deletedAsAdministrator.contains(lease.name() + "|" + lease.fencingToken());
+                // A lease whose hand-out a listener held up (a long block in acquired) may come back lost, or deleted by an
+                // administrator, after another holder's acquire of the name: it holds nothing, so it is judged against no other
+                boolean holds = !mine.forced && own.state() == GcsLease.State.ACTIVE;
                 for (Held other : held) {
-                    if (!other.lease.name().equals(lease.name()) || other.lease.leaseId().equals(lease.leaseId())) {
+                    if (!holds || !other.lease.name().equals(lease.name()) || other.lease.leaseId().equals(lease.leaseId())) {
                         continue;
                     }
                     if (!other.releaseAsked && !other.lostStarted && !other.forced) {
@@ -753,7 +765,15 @@ class EngineInterleavingExplorerTest {
             ownLeases.computeIfAbsent(Thread.currentThread(), t -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
             if (hostile && !mine.nested) {
                 Hostile h = hostiles.get(r);
-                lease.onLost((l, reason) -> h.on("onLost", l.name(), null));
+                onLostSince.put(lease.leaseId(), world.nanoTime());
+                lease.onLost((l, reason) -> {
+                    h.inOnLost.add(l.leaseId());
+                    try {
+                        h.on("onLost", l.name(), null);
+                    } finally {
+                        h.inOnLost.remove(l.leaseId());
+                    }
+                });
                 lease.onLost((l, reason) -> {
                     String tn = Thread.currentThread().getName();
                     if (!tn.startsWith("gcslock-events")) {
@@ -767,6 +787,81 @@ class EngineInterleavingExplorerTest {
         }
 
         final Map<GcsLockRegistry, Hostile> hostiles = new ConcurrentHashMap<>();
+
+        /** "name|generation" of each object a blocked listener deleted as an administrator: its lease is forced. */
+        final Set<String> deletedAsAdministrator = ConcurrentHashMap.newKeySet();
+
+        /**
+         * Deletes the object of {@code name} if {@code process} wrote it (a lease of its own), as an administrator would:
+         * its holder meets 404 at its next refresh and is lost. Its lease is then no longer protected (forceRelease's
+         * Javadoc): the checks of a healthy holder leave it out.
+         */
+        void loseOwnLease(String process, String name) {
+            Blob b = bucket.peek("gcslock/" + name);
+            if (b == null || !process.equals(lastWriter.get(b.getName() + "|" + b.getGeneration()))) {
+                return;
+            }
+            deletedAsAdministrator.add(name + "|" + b.getGeneration());
+            synchronized (held) {
+                held.stream().filter(h -> h.lease.name().equals(name) && h.lease.fencingToken() == b.getGeneration())
+                        .forEach(h -> h.forced = true);
+            }
+            if (bucket.deleteAsAdministrator(b.getName(), b.getGeneration())) {
+                world.note("an administrator deletes '" + name + "' generation " + b.getGeneration() + " of " + process);
+            }
+        }
+
+        /** Per lease id, the virtual time its recording onLost listener was added. */
+        final Map<String, Long> onLostSince = new ConcurrentHashMap<>();
+
+        /** Per lease id, the virtual time at which a check first saw it lost. */
+        final Map<String, Long> seenLost = new ConcurrentHashMap<>();
+
+        /**
+         * Rule 20 (issue 29: "no listener of one lease may delay another lease's lost"): a lease that is lost is told so,
+         * soon, by its registry's recording listener (the second one, after the hostile one) and by its recording onLost
+         * listener (unless the hostile onLost listener before it on its channel still runs) — whatever the hostile
+         * listener does meanwhile: block on the acquiring or releasing thread, or in a request event. Soon: within
+         * {@link #TOLD_LOST_WITHIN} of virtual time after a check first saw it lost (the listener threads run as soon as
+         * their task is due; virtual time moves at most {@link VirtualWorld#LATENESS} past a due task).
+         */
+        void checkLostToldMeanwhile() {
+            if (!hostile) {
+                return;
+            }
+            Map<String, Object[]> leases = new java.util.HashMap<>(); // lease id -> {registry, lease, has a recording onLost}
+            hostiles.forEach((r, h) -> h.told.values().forEach(l -> leases.put(l.leaseId(), new Object[] {r, l, false})));
+            synchronized (held) {
+                held.stream().filter(h -> !h.nested).forEach(h -> leases.put(h.lease.leaseId(), new Object[] {h.registry, h.lease, true}));
+            }
+            long now = world.nanoTime();
+            leases.forEach((id, x) -> {
+                GcsLockRegistry r = (GcsLockRegistry) x[0];
+                Lease lease = (Lease) x[1];
+                GcsLease g = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
+                if (g.state() != GcsLease.State.LOST) {
+                    return;
+                }
+                long since = now - seenLost.computeIfAbsent(id, k -> now);
+                if (since <= TOLD_LOST_WITHIN.toNanos()) {
+                    return;
+                }
+                String what = names.get(r) + "'s lease " + lease.fencingToken() + " of '" + lease.name() + "' was lost ("
+                        + lease.lostReason().orElse("?") + ") " + Duration.ofNanos(since) + " ago";
+                List<String> seen = events.get(r).byLease.get(id);
+                if (seen == null || !seen.contains("lost")) {
+                    violations.add(what + " and its registry's second listener is not told yet: " + seen + " (rule 20: a"
+                            + " listener blocking on an application thread delays no other listener's lost)");
+                }
+                int told = onLostTold.getOrDefault(id, new java.util.concurrent.atomic.AtomicInteger()).get();
+                Long added = onLostSince.get(id); // an onLost listener added to a lease already lost is told from then on
+                if ((Boolean) x[2] && told == 0 && added != null && now - added > TOLD_LOST_WITHIN.toNanos()
+                        && !hostiles.get(r).inOnLost.contains(id)) {
+                    violations.add(what + " and its recording onLost listener is not told yet (rule 20: no listener of one"
+                            + " lease may delay another lease's lost)");
+                }
+            });
+        }
 
         /** Rule 11's span for the registry's TTL: TTL - safety margin (the default: min(TTL/5, (TTL - refresh interval)/2)). */
         long deadlineSpan(GcsLockRegistry r) {
@@ -817,9 +912,6 @@ class EngineInterleavingExplorerTest {
         /** Set on a thread while a listener on it acquires the lock again; the leases so acquired. */
         final ThreadLocal<Boolean> inListenerAcquire = new ThreadLocal<>();
         final Set<String> listenerLeases = ConcurrentHashMap.newKeySet();
-
-        /** Set on a thread while it runs renew(). */
-        final ThreadLocal<Boolean> inRenewal = new ThreadLocal<>();
 
         /** renew() from this thread of a lease another caller of {@code r} holds now (two renewals of it may run at once). */
         void renewAnother(GcsLockRegistry r, Duration ttl) {
@@ -1226,7 +1318,6 @@ class EngineInterleavingExplorerTest {
                 h.renewalsOverlapped = true; // two renewals at once (two threads): which TTL stays is theirs to settle
             }
             String key = names.get(r) + "|gcslock/" + lease.name() + "|" + lease.fencingToken();
-            inRenewal.set(true);
             try {
                 r.renew(lease, ttl);
             } catch (GcsLockException | IllegalStateException e) {
@@ -1242,7 +1333,6 @@ class EngineInterleavingExplorerTest {
                 }
                 return;
             } finally {
-                inRenewal.remove();
                 h.renewing.decrementAndGet();
             }
             // Javadoc of renew: "Returns only when this refresh, with its TTL, is in the lock object"
@@ -1413,6 +1503,10 @@ class EngineInterleavingExplorerTest {
          * the lock's queue).
          */
         final class Hostile implements LockEventListener {
+            /** Its callbacks that run on an application thread (when nothing of the lock is pending for it). */
+            static final Set<String> ON_THE_CALLERS_THREAD = Set.of("acquired", "released", "requestAnswered", "requestFailed");
+            /** Lease ids whose onLost this listener runs now (the lease's next onLost listener waits for it: one channel). */
+            final Set<String> inOnLost = ConcurrentHashMap.newKeySet();
             final String process;
             final Map<String, Integer> acts = new java.util.TreeMap<>();
             final Map<String, int[]> pattern = new ConcurrentHashMap<>();
@@ -1424,6 +1518,11 @@ class EngineInterleavingExplorerTest {
              * it is a listener delaying the others' events that is judged, not a caller's thread held up.
              */
             final Map<String, Duration> slow = new ConcurrentHashMap<>();
+            /** How many long blocks on an application thread a process's listener makes at most in one run. */
+            static final int LONG_BLOCKS = 3;
+            final java.util.concurrent.atomic.AtomicInteger longBlocks = new java.util.concurrent.atomic.AtomicInteger();
+            /** The leases it was told acquired (their acquisition may not have returned yet), by lease id. */
+            final Map<String, Lease> told = new ConcurrentHashMap<>();
 
             Hostile(String process, Random r) {
                 this.process = process;
@@ -1431,7 +1530,12 @@ class EngineInterleavingExplorerTest {
                         "refreshFailed", "lost", "released", "requestAnswered", "requestFailed", "onLost")) {
                     int x = r.nextInt(10);
                     // nothing, block, RuntimeException, Error (a lease's first onLost listener is always hostile: losses are rare)
-                    acts.put(k, k.equals("onLost") ? 1 + r.nextInt(3) : x < 4 ? 0 : x < 6 ? 1 : x < 8 ? 2 : 3);
+                    int act = k.equals("onLost") ? 1 + r.nextInt(3) : x < 4 ? 0 : x < 6 ? 1 : x < 8 ? 2 : 3;
+                    if (act == 1 && ON_THE_CALLERS_THREAD.contains(k)) {
+                        int y = r.nextInt(3); // a block of the schedule's length, or a long one (4), or a long one losing the lease (5)
+                        act = y == 0 ? 1 : y == 1 ? 4 : 5;
+                    }
+                    acts.put(k, act);
                     int period = 1 + r.nextInt(3);
                     pattern.put(k, new int[] {period, r.nextInt(period)});
                     calls.put(k, new java.util.concurrent.atomic.AtomicInteger());
@@ -1439,8 +1543,34 @@ class EngineInterleavingExplorerTest {
                         slow.put(k, Duration.ofSeconds(List.of(2, 6, 12).get(r.nextInt(3))));
                     }
                 }
-                world.note(process + "'s hostile listener (0 nothing, 1 block, 2 RuntimeException, 3 Error): " + acts
+                world.note(process + "'s hostile listener (0 nothing, 1 block, 2 RuntimeException, 3 Error, 4 a long block on an"
+                        + " application thread, 5 the same while its process's lease of the lock is lost): " + acts
                         + (slow.isEmpty() ? "" : "; slow blocks: " + slow));
+            }
+
+            /**
+             * A long block (an alert over a slow network) on the application thread that runs this event: the acquiring
+             * thread ("acquired"), the releasing thread ("released"), a requesting thread (a renewal's, a release's request
+             * events). For the length of a TTL, in steps of 1 s of virtual time; an interrupt ends it (the flag is given
+             * back). {@code lose}: at each step, the object of the lock, if this process wrote it (this very lease's, the
+             * next one's), is deleted as an administrator would, so that the lease is lost while this listener blocks:
+             * the second listener and the lease's onLost listeners must be told meanwhile ({@link #checkLostToldMeanwhile}).
+             */
+            void blockOnTheApplicationThread(String kind, String name, boolean lose) {
+                world.note(process + "'s listener blocks long in " + kind + " of '" + name + "' on "
+                        + Thread.currentThread().getName() + (lose ? ", its process's lease of it lost meanwhile" : ""));
+                long end = world.nanoTime() + TTL.toNanos();
+                while (world.nanoTime() - end < 0) {
+                    try {
+                        world.sleepVirtual(Duration.ofSeconds(1));
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                    if (lose && name != null) {
+                        loseOwnLease(process, name);
+                    }
+                }
             }
 
             void on(String kind, String name, AcquireOutcome outcome) {
@@ -1455,12 +1585,6 @@ class EngineInterleavingExplorerTest {
                     int n = calls.get(kind).getAndIncrement();
                     int[] p = pattern.get(kind);
                     int act = n % p[0] == p[1] ? acts.get(kind) : 0;
-                    if (act == 1 && kind.startsWith("request") && inRenewal.get() != null) {
-                        // Left out: a renewal's request event runs on the renewing thread while the renewal holds the lease's
-                        // I/O lock, so a listener blocked there keeps the lease's refreshes back until it is lost (found by
-                        // this explorer, seed 225307408890133516 of the hostile programs; not fixed, see issue 29's note)
-                        act = 0;
-                    }
                     switch (act) {
                         case 1 -> {
                             Duration d = slow.get(kind);
@@ -1472,6 +1596,14 @@ class EngineInterleavingExplorerTest {
                                 } catch (InterruptedException e) {
                                     Thread.currentThread().interrupt();
                                 }
+                            }
+                        }
+                        case 4, 5 -> {
+                            // at most LONG_BLOCKS per process: a block of a TTL on every request would outlast the run
+                            if (t.getName().startsWith("actor-") && longBlocks.incrementAndGet() <= LONG_BLOCKS) {
+                                blockOnTheApplicationThread(kind, name, act == 5);
+                            } else {
+                                world.pause(process + "'s listener blocks in " + kind + " of '" + name + "'");
                             }
                         }
                         case 2 -> throw new IllegalStateException("explorer: a listener's RuntimeException in " + kind);
@@ -1493,6 +1625,7 @@ class EngineInterleavingExplorerTest {
             @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { on("acquireFinished", name, outcome); }
             @Override public void acquired(Lease lease) {
                 handedOutInTime(process, lease);
+                told.put(lease.leaseId(), lease);
                 on("acquired", lease.name(), null);
             }
             @Override public void notAcquired(String name, LockInfo holder) { on("notAcquired", name, null); }
@@ -1701,6 +1834,7 @@ class EngineInterleavingExplorerTest {
 
         /** At most one healthy holder per name, among the leases the application still holds. */
         void check() {
+            checkLostToldMeanwhile();
             checkTtlInObjects();
             checkDeadlines();
             Map<String, Set<Long>> healthy = new java.util.HashMap<>();

@@ -138,6 +138,19 @@ final class InMemoryStorage {
         return new ArrayList<>(objects.keySet());
     }
 
+    /**
+     * An administrator's delete of generation {@code generation} of {@code name}, from outside every client: no request,
+     * no observer. True if it was there.
+     */
+    synchronized boolean deleteAsAdministrator(String name, long generation) {
+        Obj o = objects.get(name);
+        if (o == null || o.generation() != generation) {
+            return false;
+        }
+        objects.remove(name);
+        return true;
+    }
+
     /** The live object of {@code name} as the client would get it, or null (for checks; no request). */
     synchronized Blob peek(String name) {
         Obj o = objects.get(name);

@@ -1,7 +1,6 @@
 package io.github.gcslock;
 
 import com.google.cloud.storage.BlobId;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -20,9 +19,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 /**
- * An independent review of rule 20's one channel per lock and listener, through the public API. Three of its tests
- * show known defects, not fixed yet (issue 29; DESIGN.md rule 20, "Known limits"): they are disabled with the failure
- * each gives on today's engine, so that the fix can enable them.
+ * An independent review of rule 20's one channel per lock and listener, through the public API, and the defects of
+ * issue 29 it and the interleaving explorer found: a listener blocking on an application thread (in "acquired", in
+ * "released", in a renewal's request event) held back other listeners' events of the lock, their "lost" too, or the
+ * lease's refreshes; a listener's nested acquisition was told ahead of its queued "released". Each test failed on the
+ * engine before the fix (the failure in its Javadoc).
  */
 class ListenerChannelReviewTest extends EmulatorTestBase {
 
@@ -47,12 +48,11 @@ class ListenerChannelReviewTest extends EmulatorTestBase {
     /**
      * A listener that releases its lease and acquires the name again inside its own "acquired" (on the acquiring
      * thread). Its channel holds "released 1" queued behind the running "acquired 1"; the nested acquisition runs
-     * "acquired 2" at once (running == this thread), ahead of the queued "released 1".
+     * "acquired 2" at once (running == this thread), ahead of the queued "released 1". Before the fix:
+     * {@code Expecting actual: ["acquired 1", "acquired 2", "released 1", "released 2"] to contain exactly (and in same
+     * order) ... "released 1", "acquired 2"}. Now a nested event is queued behind the listener's own events.
      */
     @Test
-    @Disabled("known defect (rule 20, issue 29): a nested acquisition's event runs ahead of the listener's queued"
-            + " 'released 1'; the fix (queue it when the channel has events queued) breaks"
-            + " EventOrderAcrossLeasesTest#aListenerThatAcquiresItsOwnLockAgainDoesNotWaitForItself's expected order")
     void aListenerThatReleasesAndReacquiresInsideAcquiredSeesTheLeasesInOrder() throws Exception {
         List<String> events = new CopyOnWriteArrayList<>();
         Names names = new Names();
@@ -85,11 +85,11 @@ class ListenerChannelReviewTest extends EmulatorTestBase {
     /**
      * Two listeners; A blocks in "acquired" on the acquiring thread (an alert over a slow network). Lease is lost
      * meanwhile. B's channel was claimed up front (empty queue, nobody drains it), so B's "acquired" and "lost" wait
-     * for A: a listener that blocks delays another listener's events.
+     * for A: a listener that blocks delays another listener's events. Before the fix: {@code ConditionTimeout ...
+     * 'listener B told of the loss while listener A still blocks in acquired' didn't complete within 30 seconds}.
+     * Now B's "acquired" is a reservation that a pool thread takes over when B's "lost" arrives behind it.
      */
     @Test
-    @Disabled("known defect (rule 20, issue 29): fails with ConditionTimeout after 30 s: a listener blocked in"
-            + " 'acquired' on the acquiring thread holds back the listeners told after it there")
     void aListenerBlockedInAcquiredDelaysNoOtherListenersLoss() throws Exception {
         List<String> b = new CopyOnWriteArrayList<>();
         CountDownLatch aStarted = new CountDownLatch(1);
@@ -128,11 +128,11 @@ class ListenerChannelReviewTest extends EmulatorTestBase {
     /**
      * Two listeners; A blocks in lease 1's "released" on the releasing application thread. The releasing thread runs
      * the deliveries one after another, so B's "released 1" waits for A; and B's channel holds [released 1] with no
-     * drainer, so B's "acquired 2" and "lost 2" of the next lease (another thread) are stuck behind it too.
+     * drainer, so B's "acquired 2" and "lost 2" of the next lease (another thread) are stuck behind it too. Before the
+     * fix: {@code ConditionTimeout ... 'listener B told of lease 2's loss while listener A still blocks in lease 1's
+     * released' didn't complete within 30 seconds}.
      */
     @Test
-    @Disabled("known defect (rule 20, issue 29): fails with ConditionTimeout after 30 s: a listener blocked in"
-            + " 'released' on the releasing thread holds back the listeners told after it there")
     void aListenerBlockedInReleasedOnTheReleasingThreadDelaysNoOtherListenersNextLease() throws Exception {
         List<String> b = new CopyOnWriteArrayList<>();
         Names names = new Names();
@@ -180,6 +180,46 @@ class ListenerChannelReviewTest extends EmulatorTestBase {
             second.release();
         } finally {
             letA.countDown();
+        }
+    }
+
+    /**
+     * Found by {@code EngineInterleavingExplorerTest} (seed 225307408890133516 of the hostile programs: "p2 lost p2's lease
+     * ... with no fault: ... no refresh was confirmed within PT8S"): a renewal's request events ran on the renewing
+     * thread while it held the lease's I/O lock, so a listener blocking in one held back every refresh of the lease
+     * until it was lost. Now the events an application thread raises while it holds the lock are delivered once it
+     * let the lock go: the blocked listener holds up the renew call only. Before the fix: {@code ConditionTimeout ...
+     * 'the lease refreshed while the listener blocks in its renewal's request event' didn't complete within 30 seconds}.
+     */
+    @Test
+    void aListenerBlockingInARenewalsRequestEventHoldsBackNoRefreshOfTheLease() throws Exception {
+        AtomicBoolean armed = new AtomicBoolean();
+        CountDownLatch blocked = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        GcsLockRegistry r = registry(x -> x.listener(new LockEventListener() {
+            @Override
+            public void requestAnswered(String name) {
+                if ("renewing".equals(name) && armed.compareAndSet(true, false)) {
+                    blocked.countDown();
+                    block(letGo); // an alert over a slow network
+                }
+            }
+        }));
+        try {
+            Lease lease = r.tryAcquire("renewing").orElseThrow();
+            armed.set(true);
+            CompletableFuture<Void> renewal = CompletableFuture.runAsync(() -> r.renew(lease, TTL));
+            assertThat(blocked.await(30, TimeUnit.SECONDS)).as("the listener blocks in the renewal's request event").isTrue();
+            java.time.Instant before = lease.lastRefreshAt();
+            await("the lease refreshed while the listener blocks in its renewal's request event")
+                    .atMost(Duration.ofSeconds(30)).until(() -> lease.lastRefreshAt().isAfter(before));
+            await().during(Duration.ofMillis(2500)).atMost(Duration.ofSeconds(30)).until(lease::isHealthy);
+            letGo.countDown();
+            renewal.get(30, TimeUnit.SECONDS);
+            assertThat(lease.isHealthy()).isTrue();
+            lease.release();
+        } finally {
+            letGo.countDown();
         }
     }
 
