@@ -20,8 +20,9 @@ import java.util.function.Supplier;
  * its own finished call (it would be skipped or refused). Such a release is pending from the cancel until the
  * subscription holds nothing: also when the cancel comes while the method's own code still runs (the lock is given
  * back once it returned), and when it comes while the release of a completed or failed publisher is under way. A
- * completed or failed publisher that nobody cancels, and a completed future, give the lock back before their caller
- * sees the end, so they are never pending here.
+ * future its caller cancelled (or completed itself) before its lock was given back leaves its release pending from the
+ * moment that release begins (the work ended) until it ended. A completed or failed publisher that nobody cancels, and
+ * a completed future, give the lock back before their caller sees the end, so they are never pending here.
  */
 final class PendingReleases {
 
