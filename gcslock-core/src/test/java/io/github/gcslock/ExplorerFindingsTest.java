@@ -21,6 +21,7 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.Optional;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
@@ -148,6 +149,20 @@ class ExplorerFindingsTest extends EmulatorTestBase {
                 .untilAsserted(() -> assertThat(toldHere).containsExactly("acquired", "released"));
         assertThat(here.heldLeases()).isEmpty();
         assertThat(object("job-here")).isNull();
+
+        // A refused call: an Error of one listener's notAcquired on the acquiring thread, and no later event of the lock
+        // that a listener thread could take the others' reservations over with — they are told there, before it ends.
+        List<String> toldRefused = new CopyOnWriteArrayList<>();
+        GcsLockRegistry refused = registry(c -> c.listener(new LockEventListener() {
+            @Override public void notAcquired(String name, LockInfo holder) { throw new AssertionError("listener broke"); }
+        }).listener(new LockEventListener() {
+            @Override public void notAcquired(String name, LockInfo holder) { toldRefused.add("notAcquired"); }
+        }));
+        Lease holding = registry().tryAcquire("job-held").orElseThrow();
+        Throwable thrown = catchThrowable(() -> refused.tryAcquire("job-held"));
+        assertThat(thrown).isInstanceOf(AssertionError.class).hasMessage("listener broke");
+        assertThat(toldRefused).as("the second listener told notAcquired before the refused call ended").containsExactly("notAcquired");
+        holding.release();
     }
 
     /**
