@@ -252,6 +252,10 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public boolean forceRelease(String name, long fencingToken, long metageneration) {
+        LockObject.validateName(prefix, name);
+        // Rule 21: forcing out a lease of this very process a moment after its create or refresh would meet GCS's
+        // write limit (429, retried by the client): wait out that write window first.
+        release.awaitWriteWindowBeforeForcedDelete(name, fencingToken);
         return inspector.forceRelease(name, fencingToken, metageneration);
     }
 

@@ -386,6 +386,20 @@ final class LeaseRelease {
     }
 
     /**
+     * Before an administrator's forced delete of {@code name}'s object at {@code fencingToken}: if it is a lease of
+     * this process, waits until one write window has passed since our last write to it (rule 21), so that the
+     * delete GCS would refuse with 429 (a create or refresh of ours a moment ago) is not sent. The interrupt flag,
+     * if an interrupt came meanwhile, is set again.
+     */
+    void awaitWriteWindowBeforeForcedDelete(String name, long fencingToken) {
+        for (GcsLease lease : holds.live()) {
+            if (lease.name().equals(name) && lease.fencingToken() == fencingToken && awaitWriteWindow(lease)) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    /**
      * Sleeps until the registry's clock is one write window past the last write of ours to the lease's object
      * (rule 21), whatever interrupts come; true if one came (the caller gives the flag back later).
      */

@@ -152,7 +152,9 @@ public interface LockRegistry {
     /**
      * Deletes the lock object of {@code name} whoever holds it, only if it still has the given
      * generation ({@code fencingToken}) and metageneration, as read by {@link #inspect}. For
-     * administrators; the holder finds out at its next refresh.
+     * administrators; the holder finds out at its next refresh. If the holder is a lease of this very registry, the
+     * delete waits until {@code writeRateWindow} has passed since that lease's last write (GCS refuses a second
+     * write to one object within it).
      *
      * @return whether this call deleted it (false: it was gone or had changed)
      */

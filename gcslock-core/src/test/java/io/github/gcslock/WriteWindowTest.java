@@ -174,4 +174,22 @@ class WriteWindowTest extends EmulatorTestBase {
         assertThat(lease.lostReason()).hasValueSatisfying(s -> assertThat(s).contains("3 consecutive refreshes failed"));
         assertThat(gcs.faults().rateLimited()).as("429s").isZero();
     }
+
+    /**
+     * An administrator forces out a lease of this very registry a moment after its create: the forced delete waits out
+     * the write window (rule 21) instead of meeting GCS's 429 (found by EngineExplorerPropertyTest's wire oracle:
+     * "DELETE of gcslock/a met 429: its own previous write (INSERT, 14 ms before it was sent)").
+     */
+    @Test
+    void aForcedDeleteOfOurOwnLeaseRightAfterItsCreateWaitsOutTheWindowWithout429() throws Exception {
+        GcsLockRegistry r = windowed();
+        Lease lease = r.acquire("job", Duration.ZERO);
+        LockInfo info = r.inspect("job").orElseThrow();
+        assertThat(r.forceRelease("job", info.fencingToken(), info.metageneration())).isTrue();
+        assertThat(gcs.faults().rateLimited()).as("writes GCS refused for its write limit (429)").isZero();
+        assertThat(object("job")).isNull();
+        await("the forced-out holder to find out").atMost(Duration.ofSeconds(30)).until(() -> !lease.isHealthy());
+        lease.release();
+        assertThat(gcs.faults().rateLimited()).isZero();
+    }
 }
