@@ -305,11 +305,35 @@ class InvocationOwnershipPropertyTest {
 
     // ------------------------------------------------------------------ the system under test
 
+    /**
+     * The service's {@link GcsReachability}, counting the request outcomes it was told (under its own monitor, with
+     * the state they changed), so that a check reads its health only once it was told what the counting listener was.
+     */
+    static final class TrackedReachability extends GcsReachability {
+        private int told; // guarded by this
+
+        @Override
+        public synchronized void requestAnswered(String name) {
+            super.requestAnswered(name);
+            told++;
+        }
+
+        @Override
+        public synchronized void requestFailed(String name, GcsLockException error) {
+            super.requestFailed(name, error);
+            told++;
+        }
+
+        synchronized int told() {
+            return told;
+        }
+    }
+
     /** One instance of the service: a registry on its own client endpoint, its health, its proxied bean. */
     static final class Instance {
         final String id;
         final GcsLockRegistry registry;
-        final GcsReachability reachability = new GcsReachability();
+        final TrackedReachability reachability = new TrackedReachability();
         /** Requests of this instance that failed (a fault, or a request timed out on a loaded machine). */
         final AtomicInteger failedRequests = new AtomicInteger();
         final AtomicInteger answeredRequests = new AtomicInteger();
@@ -592,8 +616,10 @@ class InvocationOwnershipPropertyTest {
                     violations.add("a listing of " + at.id + " was cut off after its first page, but no request failed: " + outcome);
                 }
                 // Nothing of this instance was answered since (it is cut off): its health must say GCS is unreachable.
-                if (at.answeredRequests.get() == answeredAtCut && at.reachability.outage().isEmpty()) {
-                    violations.add("a listing of " + at.id + " failed on a later page (" + outcome + "), but its health says GCS is reachable");
+                int answeredAt = answeredAtCut;
+                String lag = reachableDespite(at, () -> at.answeredRequests.get() == answeredAt);
+                if (lag != null) {
+                    violations.add("a listing of " + at.id + " failed on a later page (" + outcome + "), but its health says GCS is reachable" + lag);
                 }
             }
         }
@@ -698,8 +724,11 @@ class InvocationOwnershipPropertyTest {
             } else {
                 log.add("  -> (waits)");
             }
-            if (cut == at && call.gcsFailure != null && at.reachability.outage().isEmpty()) {
-                violations.add(call + " failed on GCS (" + call.gcsFailure + ") while its health says GCS is reachable");
+            if (cut == at && call.gcsFailure != null) {
+                String lag = reachableDespite(at, () -> true);
+                if (lag != null) {
+                    violations.add(call + " failed on GCS (" + call.gcsFailure + ") while its health says GCS is reachable" + lag);
+                }
             }
             if (op == Op.DISPOSE_AT_ONCE || op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION) {
                 // Its caller gave up (at once, at the acquisition, or just after it) and calls again the moment its
@@ -846,10 +875,13 @@ class InvocationOwnershipPropertyTest {
         void check() {
             List<String> seen = new ArrayList<>(violations);
             // Cut off, nothing of this instance can get an answer: once a request failed, its health stays DOWN.
-            if (cut != null && cut.failedRequests.get() > failedAtCut && cut.answeredRequests.get() == answeredAtCut
-                    && cut.reachability.outage().isEmpty()) {
-                seen.add(cut.id + " is cut off GCS and " + (cut.failedRequests.get() - failedAtCut)
-                        + " request(s) failed, but its health says GCS is reachable");
+            Instance off = cut;
+            if (off != null) {
+                String lag = reachableDespite(off, () -> off.failedRequests.get() > failedAtCut && off.answeredRequests.get() == answeredAtCut);
+                if (lag != null) {
+                    seen.add(off.id + " is cut off GCS and " + (off.failedRequests.get() - failedAtCut)
+                            + " request(s) failed, but its health says GCS is reachable" + lag);
+                }
             }
             for (Instance i : List.of(a, b)) {
                 for (String f : i.interruptedFailures) {
@@ -872,6 +904,39 @@ class InvocationOwnershipPropertyTest {
                 }
             }
             assertNone(seen);
+        }
+
+        /**
+         * Null unless {@code at}'s health says GCS is reachable while {@code failing} (by the counting listener's
+         * counts) holds, once its reachability was told as many request events as the counting listener was: then ""
+         * (or why it was judged before, if it never caught up within SETTLE). The two are listeners of their own and
+         * each listener is told a lock's events on a channel of its own (rule 20), so one may be told a failure some
+         * time before the other (at load, a refresh's failure on the listener threads: seen as "B is cut off GCS and 1
+         * request(s) failed, but its health says GCS is reachable" with every request of B about one lock). Judged
+         * after both caught up, this still finds a reachability left UP by an answer told after a later failure.
+         */
+        private String reachableDespite(Instance at, BooleanSupplier failing) {
+            long deadline = System.nanoTime() + SETTLE.toNanos();
+            while (true) {
+                int told;
+                boolean reachable;
+                synchronized (at.reachability) {
+                    told = at.reachability.told();
+                    reachable = at.reachability.outage().isEmpty();
+                }
+                int counted = at.failedRequests.get() + at.answeredRequests.get();
+                if (!reachable || !failing.getAsBoolean()) {
+                    return null;
+                }
+                if (told == counted) {
+                    return "";
+                }
+                if (System.nanoTime() - deadline > 0) {
+                    return " (its health was told " + told + " request outcome(s), the counting listener " + counted
+                            + ", after " + SETTLE.toSeconds() + " s)";
+                }
+                pause();
+            }
         }
 
         private void assertNone(List<String> seen) {
