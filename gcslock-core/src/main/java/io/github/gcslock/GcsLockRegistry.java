@@ -252,9 +252,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      */
     @Override
     public boolean forceRelease(String name, long fencingToken, long metageneration) {
-        LockObject.validateName(prefix, name);
         // Rule 21: forcing out a lease of this very process a moment after its create or refresh would meet GCS's
-        // write limit (429, retried by the client): wait out that write window first.
+        // write limit (429, retried by the client): wait out that write window first. The inspector validates the
+        // name; an invalid one matches no lease here, so it is refused without a wait.
         release.awaitWriteWindowBeforeForcedDelete(name, fencingToken);
         return inspector.forceRelease(name, fencingToken, metageneration);
     }
