@@ -1480,6 +1480,21 @@ class EngineExplorerPropertyTest {
                 }, r -> {
                     String owner = String.valueOf(r.metadata().get("gcslock-owner"));
                     return Arrays.stream(procs).anyMatch(p -> p.client.equals(r.client()) && owner.startsWith("P" + p.index + "-"));
+                }, ttlMs -> {
+                    // Rule 11's cap on a refresh held back by the window: deadline span - call bound after the last write.
+                    Duration ttl = Duration.ofMillis(ttlMs);
+                    LeaseTiming timing;
+                    if (ttl.equals(TTL)) {
+                        timing = new LeaseTiming(TTL, REFRESH, LeaseTiming.defaultSafetyMargin(TTL, REFRESH));
+                    } else {
+                        try {
+                            timing = LeaseTiming.derive("a", ttl, 3, REGISTRY_WINDOW, OP_TIMEOUT);
+                        } catch (GcsLockConfigurationException refused) {
+                            return null;
+                        }
+                    }
+                    long bound = LeaseTiming.callBound(ttl, OP_TIMEOUT).toNanos();
+                    return new long[] {timing.deadlineSpanNanos() - bound, bound};
                 }, this::violation);
             }
         }

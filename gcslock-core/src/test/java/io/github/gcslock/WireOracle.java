@@ -294,11 +294,14 @@ final class WireOracle {
      * Rule 21: no write of ours to one object within the window of our previous write to it. A write the emulator's
      * limit refused (its limit is at most the registries' window) whose previous write was by the same registry is a
      * finding, unless the rule leaves the pair out: a new acquisition's create after another call's DELETE ("not
-     * covered"), or a write whose process met a fault in between ({@code faultyBetween}).
+     * covered"), a write whose process met a fault in between ({@code faultyBetween}), or a refresh sent at rule 11's
+     * cap ("Rule 11 before rule 21": a refresh is sent at {@code deadline - callBound} even inside the window, a
+     * possible 429 the client's retry absorbs; {@code leaseBounds} gives, for a lease's TTL in milliseconds, how long
+     * after the previous write's send that cap comes, and the lease's call bound).
      */
     static void checkWriteWindow(List<Call> calls, List<LoggedRequest> log, java.util.function.BiFunction<String, Long, Long> registryStartAt,
             java.util.function.BiPredicate<String, long[]> faultyBetween, java.util.function.Predicate<LoggedRequest> ownObject,
-            Consumer<String> violation) {
+            java.util.function.LongFunction<long[]> leaseBounds, Consumer<String> violation) {
         for (LoggedRequest e : log) {
             if (!e.writeRateLimited() || e.client() == null || !e.client().equals(e.previousWriter())) {
                 continue;
@@ -326,6 +329,9 @@ final class WireOracle {
             if (e.operation() == Operation.INSERT && prev.operation() == Operation.DELETE && ownObject.test(prev)) {
                 continue; // DESIGN.md rule 21, "Not covered": a new acquisition's create right after our own DELETE
             }
+            if (e.operation() == Operation.PATCH && sentAtTheDeadlineCap(calls, e, p0, leaseBounds)) {
+                continue; // DESIGN.md rule 21, "Rule 11 before rule 21": sent at deadline - callBound, inside the window
+            }
             if (e.operation() == Operation.INSERT) {
                 String name = e.object().substring(e.object().lastIndexOf('/') + 1);
                 boolean sameCall = calls.stream().anyMatch(c -> c.client.equals(e.client()) && name.equals(c.name)
@@ -338,5 +344,38 @@ final class WireOracle {
                     + prev.operation() + ", " + (e.receivedNanos() - prev.answeredNanos()) / MS
                     + " ms before it was sent) was within the write window (rule 21)");
         }
+    }
+
+    /**
+     * Whether the PATCH {@code e} (a refresh) may have been sent at its lease's rule 11 cap, counted from the engine's
+     * send of {@code prev} (the lease's create or last refresh). The engine dates a create's send before the request
+     * reached the emulator, by at most the call bound (the client may have retried it within the call) and never
+     * before the call that made the lease began; a refresh's send, by the request's transit (taken as at most 50 ms).
+     * The cap is counted from the earliest such send, so only a PATCH the engine sent no earlier than a possible cap is
+     * exempted.
+     */
+    private static boolean sentAtTheDeadlineCap(List<Call> calls, LoggedRequest e, LoggedRequest prev,
+            java.util.function.LongFunction<long[]> leaseBounds) {
+        String ttl = prev.metadata() == null ? null : prev.metadata().get("gcslock-ttl");
+        if (ttl == null) {
+            return false;
+        }
+        long[] bounds = leaseBounds.apply(Long.parseLong(ttl)); // {cap after the send, call bound}
+        if (bounds == null) {
+            return false;
+        }
+        long cap = bounds[0];
+        long earliestSend = prev.receivedNanos() - 50 * MS;
+        if (prev.operation() == Operation.INSERT) {
+            earliestSend = prev.receivedNanos() - bounds[1];
+            String name = prev.object().substring(prev.object().lastIndexOf('/') + 1);
+            for (Call c : calls) {
+                if (c.client.equals(prev.client()) && name.equals(c.name) && c.contains(prev.receivedNanos())
+                        && (c.kind == Kind.ONE_SHOT || c.kind == Kind.WAIT)) {
+                    earliestSend = Math.max(earliestSend, c.start);
+                }
+            }
+        }
+        return e.receivedNanos() - (earliestSend + cap) >= 0;
     }
 }
