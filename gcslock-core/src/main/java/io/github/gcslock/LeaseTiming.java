@@ -99,19 +99,31 @@ record LeaseTiming(Duration ttl, Duration refreshInterval, Duration safetyMargin
 
     /** The smallest TTL (in steps of a hundredth of the window, at least 1 ms) that passes the per-lease check. */
     private static Duration smallestTtlUnderTheWriteWindow(Duration ttl, Duration window, Duration operationTimeout) {
+        Duration found = smallestTtlAbove(ttl, window, 1_000_000, t -> {
+            Duration refresh = defaultRefreshInterval(t);
+            return !refresh.isZero() && keepsUnderTheWriteWindow(new LeaseTiming(t, refresh, defaultSafetyMargin(t, refresh)),
+                    window, operationTimeout);
+        });
+        return found != null ? found : ttl;
+    }
+
+    /**
+     * The smallest TTL above {@code ttl}, in steps of a hundredth of the write window (at least 1 ms), that
+     * {@code passes}; null if none within {@code maxSteps} steps. Both TTL checks of rule 21 (the registry's and a
+     * lease's own) name the TTL that would pass in their error.
+     */
+    static Duration smallestTtlAbove(Duration ttl, Duration window, int maxSteps, java.util.function.Predicate<Duration> passes) {
         Duration step = window.dividedBy(100);
         if (step.compareTo(Duration.ofMillis(1)) < 0) {
             step = Duration.ofMillis(1);
         }
         Duration t = ttl;
-        for (int i = 0; i < 1_000_000; i++) {
+        for (int i = 0; i < maxSteps; i++) {
             t = t.plus(step);
-            Duration refresh = defaultRefreshInterval(t);
-            if (!refresh.isZero() && keepsUnderTheWriteWindow(new LeaseTiming(t, refresh, defaultSafetyMargin(t, refresh)),
-                    window, operationTimeout)) {
+            if (passes.test(t)) {
                 return t;
             }
         }
-        return t;
+        return null;
     }
 }

@@ -34,17 +34,14 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
         if (refreshInterval != null || ttl == null) {
             return refreshInterval;
         }
-        Duration eighth = ttl.dividedBy(8);
-        return eighth.compareTo(Duration.ofSeconds(1)) < 0 ? eighth : Duration.ofSeconds(eighth.toSeconds());
+        return LeaseTiming.defaultRefreshInterval(ttl);
     }
 
     private Duration effectiveSafetyMargin() {
         if (safetyMargin != null) {
             return safetyMargin;
         }
-        Duration fifth = ttl.dividedBy(5);
-        Duration half = ttl.minus(effectiveRefreshInterval()).dividedBy(2);
-        return fifth.compareTo(half) < 0 ? fifth : half;
+        return LeaseTiming.defaultSafetyMargin(ttl, effectiveRefreshInterval());
     }
 
     private Duration effectiveOperationTimeout() {
@@ -146,22 +143,13 @@ record LockSettings(String bucket, String prefix, Duration ttl, Duration refresh
      * as given pass rule 21's check and rules 10's and 11's; null if none below 100,000 steps.
      */
     private Duration smallestTtlForTheWriteWindow() {
-        Duration step = writeRateWindow.dividedBy(100);
-        if (step.compareTo(Duration.ofMillis(1)) < 0) {
-            step = Duration.ofMillis(1);
-        }
-        Duration t = ttl;
-        for (int i = 0; i < 100_000; i++) {
-            t = t.plus(step);
+        return LeaseTiming.smallestTtlAbove(ttl, writeRateWindow, 100_000, t -> {
             LockSettings s = withTtl(t);
             Duration interval = s.effectiveRefreshInterval();
             Duration margin = s.effectiveSafetyMargin();
-            if (writeWindowFits(t) && interval.multipliedBy(maxRefreshFailures).compareTo(t) < 0
-                    && !margin.isNegative() && t.minus(margin).compareTo(interval) > 0) {
-                return t;
-            }
-        }
-        return null;
+            return writeWindowFits(t) && interval.multipliedBy(maxRefreshFailures).compareTo(t) < 0
+                    && !margin.isNegative() && t.minus(margin).compareTo(interval) > 0;
+        });
     }
 
     private LockSettings withTtl(Duration t) {
