@@ -19,21 +19,25 @@ import java.util.function.LongSupplier;
  * listener has been told: on the acquiring thread the call fails and hands back the lease it could not
  * hand out; on a listener thread the dispatcher logs it (rule 20).
  *
- * <p>Threads (rule 20): {@code acquireStarted} and {@code acquireFinished} run on the acquiring thread;
- * the other acquisition events ({@code acquired}, {@code notAcquired}, {@code tookOver},
- * {@code fencingTokenRegression}) run there too for each listener unless its earlier events of the lock are still
- * pending (then they are queued behind them) or a later event of it arrived first (then a listener thread takes
- * them over); {@code released} and a request's outcome likewise on the releasing or requesting thread — a request's
- * only once that thread has let go of a lease's I/O lock. The refresh and loss events go through the
- * {@link LockEventDispatcher}, in order per lock and listener, and never on the refresher's or the deadline timer's
- * threads. Each listener has a queue per lock of its own (and a lease's {@code onLost} listeners one of theirs), so a
- * listener that blocks delays only its own later events.
+ * <p>Threads (rule 20): the acquisition events ({@code acquireStarted}, {@code acquired}, {@code notAcquired},
+ * {@code tookOver}, {@code fencingTokenRegression}, {@code acquireFinished}) run on the acquiring thread for each
+ * listener unless its earlier events of the lock are still pending (then they are queued behind them) or a later event
+ * of it arrived first (then a listener thread takes them over); {@code released} and a request's outcome likewise on
+ * the releasing or requesting thread — a request's only once that thread has let go of a lease's I/O lock. The refresh
+ * and loss events go through the {@link LockEventDispatcher}, in order per lock and listener, and never on the
+ * refresher's or the deadline timer's threads. Each registration of a listener has a queue per lock of its own (and a
+ * lease's {@code onLost} listeners one of theirs), so a listener that blocks delays only its own later events.
  */
 final class Listeners implements LockStore.RequestOutcomes {
 
     private static final Logger log = LoggerFactory.getLogger(Listeners.class);
 
-    private final List<LockEventListener> all = new CopyOnWriteArrayList<>();
+    /**
+     * One entry per registration, the key of its channels (rule 20): a listener object registered twice is two
+     * registrations, each told every event once, in its own channels; sharing one, the second registration's
+     * reservation queued behind the first one's not begun, so a listener thread took both over at once.
+     */
+    private final List<Registration> all = new CopyOnWriteArrayList<>();
     /** Runs callbacks off the refresher's and deadline timer's threads, in order per lock and listener (rule 20). */
     private final LockEventDispatcher events;
     private final LongSupplier nanoTime;
@@ -43,28 +47,45 @@ final class Listeners implements LockStore.RequestOutcomes {
     }
 
     Listeners(Collection<LockEventListener> initial, LongSupplier nanoTime, EngineRuntime runtime) {
-        this.all.addAll(initial);
+        initial.forEach(this::add);
         this.nanoTime = nanoTime;
         this.events = new LockEventDispatcher(runtime);
     }
 
     void add(LockEventListener listener) {
-        all.add(Objects.requireNonNull(listener));
+        all.add(new Registration(Objects.requireNonNull(listener)));
     }
 
-    // ---- on the acquiring thread
+    /** One registration of a listener; compared by identity (a channel's key, rule 20). */
+    private static final class Registration {
+        final LockEventListener listener;
 
+        Registration(LockEventListener listener) {
+            this.listener = listener;
+        }
+    }
+
+    // ---- on the acquiring thread, among the lock's events (rule 20)
+
+    /**
+     * First of the call's events; as {@link #acquired}: on the acquiring thread when nothing of the listener's view of
+     * the lock is pending (an Error thrown there reaches the caller), else queued behind it (a previous lease's
+     * {@code lost} or {@code released} still running), so that it never overlaps them.
+     */
     void acquireStarted(String name, AcquireMode mode) {
-        each(l -> l.acquireStarted(name, mode));
+        acquisitionEvent(name, l -> l.acquireStarted(name, mode));
     }
 
-    /** The call that started at {@code startNanos} (of the registry's ticker) ended with {@code outcome}. */
+    /**
+     * The call that started at {@code startNanos} (of the registry's ticker) ended with {@code outcome}; {@code took} is
+     * measured now, on the acquiring thread, wherever the event runs. Last of the call's events, as {@link #acquired}.
+     */
     void acquireFinished(String name, AcquireOutcome outcome, long startNanos) {
         if (all.isEmpty()) {
             return;
         }
         Duration took = Duration.ofNanos(nanoTime.getAsLong() - startNanos);
-        each(l -> l.acquireFinished(name, outcome, took));
+        acquisitionEvent(name, l -> l.acquireFinished(name, outcome, took));
     }
 
     /** An attempt found {@code name} held by {@code holder}; nothing when the holder is unknown (null). */
@@ -133,8 +154,8 @@ final class Listeners implements LockStore.RequestOutcomes {
             return () -> { };
         }
         List<Runnable> deliveries = new ArrayList<>(all.size());
-        for (LockEventListener l : all) {
-            deliveries.add(events.reserve(channel(lease.name(), l), () -> tell(l, x -> x.released(lease))));
+        for (Registration r : all) {
+            deliveries.add(events.reserve(channel(lease.name(), r), () -> tell(r.listener, x -> x.released(lease))));
         }
         return () -> deliveries.forEach(Runnable::run);
     }
@@ -165,16 +186,16 @@ final class Listeners implements LockStore.RequestOutcomes {
         }
         String lock = name == null ? NO_LOCK : name;
         List<Runnable> deliveries = new ArrayList<>(all.size());
-        for (LockEventListener l : all) {
-            deliveries.add(events.reserve(channel(lock, l), () -> tell(l, call)));
+        for (Registration r : all) {
+            deliveries.add(events.reserve(channel(lock, r), () -> tell(r.listener, call)));
         }
         LockEventDispatcher.deliverOrHoldBack(deliveries);
     }
 
-    // ---- one channel per listener and lock (rule 20)
+    // ---- one channel per registration of a listener and lock (rule 20)
 
-    private static LockEventDispatcher.Channel channel(String name, LockEventListener listener) {
-        return new LockEventDispatcher.Channel(name, listener);
+    private static LockEventDispatcher.Channel channel(String name, Registration registration) {
+        return new LockEventDispatcher.Channel(name == null ? NO_LOCK : name, registration);
     }
 
     /** The channel of a lease's own {@code onLost} listeners. */
@@ -184,8 +205,8 @@ final class Listeners implements LockStore.RequestOutcomes {
 
     /** Each listener's event on the listener threads, after that listener's earlier events of the lock. */
     private void dispatchToEach(String name, Consumer<LockEventListener> call) {
-        for (LockEventListener l : all) {
-            events.dispatch(channel(name, l), () -> tell(l, call));
+        for (Registration r : all) {
+            events.dispatch(channel(name, r), () -> tell(r.listener, call));
         }
     }
 
@@ -200,35 +221,11 @@ final class Listeners implements LockStore.RequestOutcomes {
         }
         List<LockEventDispatcher.Channel> channels = new ArrayList<>();
         List<Runnable> tasks = new ArrayList<>();
-        for (LockEventListener l : all) {
-            channels.add(channel(name, l));
-            tasks.add(() -> tell(l, call));
+        for (Registration r : all) {
+            channels.add(channel(name, r));
+            tasks.add(() -> tell(r.listener, call));
         }
         events.runHereOrQueue(channels, tasks);
-    }
-
-    /**
-     * Tells every listener on the calling thread, whatever another one threw (rule 20): a RuntimeException is logged and
-     * ignored; an {@link Error} is logged too and, once every listener has been told, the first one is thrown to the
-     * acquiring thread (whose call fails, its lease handed back). One failing listener never hides an event from the
-     * others. For {@code acquireStarted} and {@code acquireFinished}, which always run on the acquiring thread.
-     */
-    private void each(Consumer<LockEventListener> call) {
-        Error first = null;
-        for (LockEventListener l : all) {
-            try {
-                tell(l, call);
-            } catch (Error e) {
-                if (first == null) {
-                    first = e;
-                } else if (first != e) {
-                    first.addSuppressed(e);
-                }
-            }
-        }
-        if (first != null) {
-            throw first;
-        }
     }
 
     /** Tells one listener: a RuntimeException is logged and ignored; an {@link Error} is logged and thrown. */

@@ -46,9 +46,10 @@ final class LockEventDispatcher {
     private static final ThreadLocal<List<Runnable>> HELD_BACK = new ThreadLocal<>();
 
     /**
-     * One listener's events of one lock, the unit of order (rule 20): a registry {@link LockEventListener} and a
-     * lock name, or a lease (its {@code onLost} listeners). The listener is compared by identity: two listeners never
-     * share a channel, so one that blocks holds up no other.
+     * One listener's events of one lock, the unit of order (rule 20): a registration of a registry
+     * {@link LockEventListener} and a lock name, or a lease (its {@code onLost} listeners). The key is compared by
+     * identity: two registrations never share a channel (one listener object registered twice included), so one that
+     * blocks holds up no other.
      */
     static final class Channel {
         final String lock;

@@ -6,23 +6,24 @@ import java.time.Duration;
  * Told about what the registry does, for metrics, events and logs. Every method has an empty default.
  *
  * <p>Threads: {@link #acquireStarted}, {@link #acquireFinished}, {@link #acquired}, {@link #notAcquired} and {@link #tookOver}
- * run on the thread that asked for the lock, before its call returns. {@link #refreshed},
+ * run on the thread that asked for the lock, before its call returns, unless queued (below). {@link #refreshed},
  * {@link #refreshFailed} and {@link #lost} run on the registry's listener threads, never on the threads
  * that refresh leases or enforce deadlines, so a slow listener (an alert sent over HTTP) delays no
  * lease's refresh nor its LOST transition. {@link #released} runs on the releasing thread when that is
  * an application thread and nothing of the lock is still being reported, else on a listener thread.
  * The events of one lock are delivered one at a time, in the order they happened, across its leases
- * too: when a thread acquires the lock (or is refused it) while a previous lease's events are still being
- * delivered (a slow {@link #lost} listener), its {@link #tookOver}, {@link #fencingTokenRegression},
- * {@link #acquired} or {@link #notAcquired} are queued behind them and run on a listener thread, after the
- * call returned; an acquiring thread never waits for listeners. A slow listener of one lock does not delay
- * the events of another.
+ * too: when a thread asks for the lock while a previous lease's events are still being delivered to a
+ * listener (a slow {@link #lost} listener, its {@link #released}), that listener's {@link #acquireStarted},
+ * {@link #tookOver}, {@link #fencingTokenRegression}, {@link #acquired} or {@link #notAcquired}, and
+ * {@link #acquireFinished} are queued behind them and run on a listener thread, after the call returned; an
+ * acquiring thread never waits for listeners. A slow listener of one lock does not delay the events of another.
+ * A listener registered twice is told each event twice, each registration in its own order.
  *
  * <p>Every listener is told every event, whatever another listener threw. Exceptions thrown by a listener are
  * logged and ignored, except an {@link Error} thrown on the acquiring thread ({@link #acquireStarted},
- * {@link #acquireFinished}, and {@link #acquired} when it runs there): once every listener has been told, the
+ * {@link #acquired} or {@link #acquireFinished} when it runs there): once every listener has been told, the
  * Error reaches the caller, and a lease the call would have returned is released first (a call that failed
- * never leaves a lease held). An {@code acquired} queued behind a previous lease's events runs after the call
+ * never leaves a lease held). An event queued behind a previous lease's events runs after the call
  * returned: an Error there is logged, and the lease stays held.
  */
 public interface LockEventListener {
@@ -31,7 +32,9 @@ public interface LockEventListener {
      * A {@code tryAcquire} ({@link AcquireMode#TRY}) or {@code acquire} ({@link AcquireMode#WAIT}) call starts
      * asking for the lock: called synchronously on the calling thread once the call is known not to be a
      * reentrant hold, before any wait or GCS request. {@link #acquireFinished} always follows for the
-     * same call, on the same thread (for tracing: the wait between the two is the acquisition's).
+     * same call, on the same thread — unless this listener still had earlier events of the lock to be told (a
+     * previous lease's, or a refresh of the new lease raised first): then either is queued behind those and runs on a
+     * listener thread, after the call returned (see above; {@code took} is the acquisition's all the same).
      *
      * @param name the lock name
      * @param mode how the call asks: one attempt, or waiting up to its limit
@@ -41,7 +44,7 @@ public interface LockEventListener {
 
     /**
      * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds), on the calling thread
-     * before the call returns or throws. Also called without a preceding {@link #acquireStarted} when the
+     * before the call returns or throws, unless queued behind this listener's earlier events of the lock (see above). Also called without a preceding {@link #acquireStarted} when the
      * call failed before asking (bad input, closed registry).
      *
      * @param name    the lock name

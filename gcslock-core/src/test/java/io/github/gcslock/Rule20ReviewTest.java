@@ -120,8 +120,13 @@ class Rule20ReviewTest extends EmulatorTestBase {
      * "acquireFinished DURING lost", "lost ends"] not to contain ["acquireFinished DURING lost"]}: acquireFinished is
      * called by Listeners.each() directly on the acquiring thread, outside the listener's channel, so it overlaps the
      * channel's "lost" that deliverHere() handed to a pool thread.
+     * The interleaving: acquiring thread T tells C acquired, then A acquired (A blocks); the object is deleted and the
+     * deadline declares the lease lost: C's lost goes to a listener thread, A's is queued in A's channel, owned by T;
+     * A's acquired returns and T hands A's channel (its queued lost) to listener thread P; T tells C acquireFinished
+     * (700 ms) and then A acquireFinished directly, while P runs A's lost (1500 ms). Fixed: acquireStarted and
+     * acquireFinished are reservations in each listener's channel like acquired (Listeners#acquisitionEvent), so A's
+     * acquireFinished is queued behind its lost and P runs it after lost returned.
      */
-    @Disabled("Defect of rule 20, not fixed (issue 29): acquireStarted/acquireFinished run on the acquiring thread outside the listener's channel, so they overlap the same listener's lost on a listener thread")
     @Test
     void aListenersAcquireFinishedNeverOverlapsItsOwnLost() throws Exception {
         CountDownLatch aIn = new CountDownLatch(1);
@@ -183,8 +188,11 @@ class Rule20ReviewTest extends EmulatorTestBase {
      * FAILS on de1e02b: {@code [acquired runs on the acquiring thread (LockEventListener Javadoc)] Expecting ArrayList:
      * ["gcslock-events-1", "gcslock-events-1"] to contain only: ["main"]}: Channel equality is by listener identity, so
      * enqueue() of the second reservation finds the first not begun (queue size 2, not owned) and starts a pool drain.
+     * The interleaving: T reserves acquired in channel (p2, twice) for registration 1, then in the same channel for
+     * registration 2: the second entry behind a reservation not begun starts listener thread P, which takes both over
+     * before T comes to them; T's deliverHere finds them taken and the call returns the lease, the Errors logged on P.
+     * Fixed: a channel per registration (Listeners.Registration), so each reservation heads a channel of its own.
      */
-    @Disabled("Defect of rule 20, not fixed (issue 29): one listener object registered twice shares one channel; its second reservation is drained on a listener thread at once")
     @Test
     void aListenerRegisteredTwiceIsToldAcquiredOnTheAcquiringThreadAndItsErrorFailsTheCall() throws Exception {
         List<String> threads = new CopyOnWriteArrayList<>();
@@ -337,8 +345,12 @@ class Rule20ReviewTest extends EmulatorTestBase {
     /**
      * Request events vs. the lease's own events: for one listener and lock, a request event never comes after
      * "released" (before the next acquisition starts), and the lease's events come between acquired and released.
+     * The interleaving (seen at load on the old main): the renewing thread R holds the lease's I/O lock, its
+     * requestAnswered reserved but held back until R lets the lock go; main's release() reserves released behind it,
+     * so listener thread P takes both over; main's next tryAcquire told acquireStarted at once on its own thread,
+     * outside the channel, before P delivered released: [start, released, answered, acquired]. Timing-dependent: the
+     * deterministic reproducer is {@link #theNextCallsAcquireStartedComesAfterThePreviousLeasesLostAndReleased}.
      */
-    @Disabled("Defect of rule 20, not fixed (issue 29), same class as aListenersAcquireFinishedNeverOverlapsItsOwnLost: green twice, then at load a listener saw [start, released, answered, acquired]: the next acquisition's acquireStarted (acquiring thread, outside the channel) ran before the previous lease's released and its request event, queued on the channel")
     @Test
     void requestEventsNeverFollowTheReleasedOfTheirLease() throws Exception {
         List<String> ev = new CopyOnWriteArrayList<>();
@@ -369,6 +381,60 @@ class Rule20ReviewTest extends EmulatorTestBase {
             if (ev.get(i).equals("released") && i + 1 < ev.size()) {
                 assertThat(ev.get(i + 1)).as("after released at " + i + ": " + ev).isEqualTo("start");
             }
+        }
+    }
+
+    /**
+     * acquireStarted of the next call vs. a previous lease's events still pending: A blocks in lost of lease 1 (a
+     * listener thread); main releases lease 1 (released queued behind lost) and calls tryAcquire again. A must hear
+     * start, acquired and finished of call 2 only after lost and released of lease 1, one at a time; the call returns
+     * at once all the same (an acquiring thread never waits for listeners).
+     * FAILS on the old main (ff6f0dd): {@code [A's events of the lock, in order] Expecting actual: ["start", "acquired",
+     * "finished", "lost begins", "start during lost", "finished during lost", "lost ends", "released", "acquired"] to
+     * contain exactly (and in same order) ...}: acquireStarted and acquireFinished were told on the acquiring thread
+     * outside A's channel, in the middle of its lost and before lease 1's released.
+     */
+    @Test
+    void theNextCallsAcquireStartedComesAfterThePreviousLeasesLostAndReleased() throws Exception {
+        CountDownLatch inLost = new CountDownLatch(1);
+        CountDownLatch letLost = new CountDownLatch(1);
+        AtomicBoolean losing = new AtomicBoolean();
+        List<String> seen = new CopyOnWriteArrayList<>();
+        LockEventListener a = new LockEventListener() {
+            private void add(String e) {
+                seen.add(losing.get() ? e + " during lost" : e);
+            }
+
+            @Override public void acquireStarted(String name, AcquireMode mode) { add("start"); }
+            @Override public void acquired(Lease lease) { add("acquired"); }
+            @Override public void released(Lease lease) { add("released"); }
+            @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { add("finished"); }
+
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                seen.add("lost begins");
+                losing.set(true);
+                inLost.countDown();
+                block(letLost);
+                losing.set(false);
+                seen.add("lost ends");
+            }
+        };
+        GcsLockRegistry r = registry(x -> x.listener(a));
+        try {
+            Lease first = r.tryAcquire("s1").orElseThrow();
+            storage.delete(BlobId.of(BUCKET, "gcslock/s1"));
+            assertThat(inLost.await(30, TimeUnit.SECONDS)).isTrue();
+            first.release();
+            Lease second = r.tryAcquire("s1").orElseThrow(); // returns at once: A's events of it are queued
+            letLost.countDown();
+            await().atMost(Duration.ofSeconds(30)).until(() -> seen.size() >= 9);
+            nap(200);
+            assertThat(seen).as("A's events of the lock, in order").containsExactly(
+                    "start", "acquired", "finished", "lost begins", "lost ends", "released", "start", "acquired", "finished");
+            second.release();
+        } finally {
+            letLost.countDown();
         }
     }
 
