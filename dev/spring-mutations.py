@@ -27,9 +27,12 @@ muts = [
   "        stage.whenComplete((value, error) -> {\n            view.releaseBegins();\n            try {\n                release.run();", "        stage.whenComplete((value, error) -> {\n            view.releaseBegins();\n            try {\n                CompletableFuture.runAsync(release);"),
  # ef04840: health bookkeeping from the request events
  ("health: a failed request is not an outage (ef04840)", S+'GcsReachability.java',
-  "    public void requestFailed(String name, GcsLockException error) {\n        failed(error);", "    public void requestFailed(String name, GcsLockException error) {\n        error.hashCode();"),
+  "            failed(outcome.error(), outcome.sequence());", "            outcome.hashCode();"),
  ("health: an answered request does not end an outage (ef04840)", S+'GcsReachability.java',
-  "    public void requestAnswered(String name) {\n        reached();", "    public void requestAnswered(String name) {\n        name.hashCode();"),
+  "            reached(outcome.sequence());", "            outcome.hashCode();"),
+ ("health: ignores the request's stamp, follows the order outcomes are told (issue 26, ReachabilityEventOrderTest)", S+'GcsReachability.java',
+  ["            reached(outcome.sequence());", "            failed(outcome.error(), outcome.sequence());"],
+  ["            reached();", "            failed(outcome.error());"]),
  ("health: a call that sent no request (skipped here, reentrant) flips it UP (ef04840)", S+'IfLockedPolicy.java',
   "        if (lease == null) {\n            // Who holds it", "        if (tracker() != null) {\n            tracker().reached();\n        }\n        if (lease == null) {\n            // Who holds it"),
  # 951b111: shutdown ends waits (the property test's ShutdownAction closes an instance's context)

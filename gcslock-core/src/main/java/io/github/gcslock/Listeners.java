@@ -166,13 +166,8 @@ final class Listeners implements LockStore.RequestOutcomes {
     private static final String NO_LOCK = "";
 
     @Override
-    public void answered(String name) {
-        requestOutcome(name, l -> l.requestAnswered(name));
-    }
-
-    @Override
-    public void failed(String name, GcsLockException error) {
-        requestOutcome(name, l -> l.requestFailed(name, error));
+    public void completed(RequestOutcome outcome) {
+        requestOutcome(outcome.name(), l -> l.requestCompleted(outcome));
     }
 
     /**

@@ -25,6 +25,11 @@ import java.time.Duration;
  * Error reaches the caller, and a lease the call would have returned is released first (a call that failed
  * never leaves a lease held). An event queued behind a previous lease's events runs after the call
  * returned: an Error there is logged, and the lease stays held.
+ *
+ * <p>Events of different locks are not told in the order they happened: each lock (and a listing) is a channel of
+ * its own, and a request's outcome is known only when its reply came or its timeout ran out. A listener that keeps
+ * one state from the outcomes of requests about several locks (is GCS reachable?) orders them by the stamp of
+ * {@link #requestCompleted}, not by when it is told.
  */
 public interface LockEventListener {
 
@@ -103,6 +108,9 @@ public interface LockEventListener {
      * the first answered request. Runs on the requesting thread when that is an application thread, else on the
      * listener threads; keep it quick, it is called for every request.
      *
+     * <p>Called by the default {@link #requestCompleted}: a listener that overrides that method is told here only
+     * if it calls it.
+     *
      * @param name the lock the request was about; null for a listing or the bucket check
      */
     default void requestAnswered(String name) {
@@ -111,11 +119,35 @@ public interface LockEventListener {
     /**
      * A request of this registry got no usable answer: no reply or a timeout (after the client's own retries
      * within the operation timeout), 408, 429 or 5xx, or 401/403 (this identity is refused). Not called for
-     * an interrupted request. Threads as for {@link #requestAnswered}.
+     * an interrupted request. Threads as for {@link #requestAnswered}. Called by the default
+     * {@link #requestCompleted}, as {@link #requestAnswered} is.
      *
      * @param name  the lock the request was about; null for a listing or the bucket check
      * @param error what the caller of the request sees, with GCS's error as its cause
      */
     default void requestFailed(String name, GcsLockException error) {
+    }
+
+    /**
+     * A request of this registry was answered or failed, as {@link #requestAnswered} and {@link #requestFailed} tell
+     * it, with the request's stamp: its {@link RequestOutcome#sequence()}, taken from one JVM-wide counter just
+     * before the request was sent, orders the outcomes of every registry of the JVM by when their requests were sent.
+     * Told once per request, on the same threads and at the same moment as those two; the outcomes of different locks
+     * (and of a listing) are told in no particular order among each other: a listener that keeps one state from them
+     * lets an outcome change it only if no outcome of a request sent later is known (an answer told late, after a
+     * later request failed, is older news; so is a timeout told after a later request was answered).
+     *
+     * <p>The default calls {@link #requestAnswered} or {@link #requestFailed}, so a listener that overrides those
+     * is told as before. Override this instead of them to see the stamp.
+     *
+     * @param outcome the request's lock (null for a listing or the bucket check), its sequence, and its error (null
+     *                when GCS answered)
+     */
+    default void requestCompleted(RequestOutcome outcome) {
+        if (outcome.answered()) {
+            requestAnswered(outcome.name());
+        } else {
+            requestFailed(outcome.name(), outcome.error());
+        }
     }
 }

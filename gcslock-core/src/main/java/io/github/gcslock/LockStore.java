@@ -42,16 +42,14 @@ final class LockStore {
      * GCS's reachability (the Spring health) sees every request and nothing that sent none.
      */
     interface RequestOutcomes {
-        RequestOutcomes NONE = new RequestOutcomes() {
-            @Override public void answered(String name) { }
-            @Override public void failed(String name, GcsLockException error) { }
-        };
+        RequestOutcomes NONE = outcome -> { };
 
-        /** GCS answered a request about lock {@code name} (null: a listing or the bucket), whatever it said. */
-        void answered(String name);
-
-        /** A request about {@code name} got no usable answer: no reply, a timeout, 408, 429, 5xx, 401 or 403. */
-        void failed(String name, GcsLockException error);
+        /**
+         * GCS answered a request about lock {@code name} (null: a listing or the bucket), whatever it said, or it got
+         * no usable answer (no reply, a timeout, 408, 429, 5xx, 401 or 403); stamped with the JVM-wide sequence taken
+         * just before it was sent.
+         */
+        void completed(RequestOutcome outcome);
     }
 
     /** Where outcomes go; one for a store and every view of it (single-try, tighter timeouts). */
@@ -356,6 +354,9 @@ final class LockStore {
             if (method.getDeclaringClass() == Object.class) {
                 return InterruptTolerantStorage.objectMethod(proxy, method, args, "ReportingStorage", delegate);
             }
+            // The request's place in the JVM-wide order of sending, taken as it is sent: its outcome is told later,
+            // on a channel of its lock (rule 20), so a listener orders outcomes by this, not by when it is told.
+            long sequence = REQUESTS.contains(method.getName()) ? RequestOutcome.nextSequence() : 0;
             Object result;
             try {
                 result = method.invoke(delegate, args);
@@ -367,15 +368,15 @@ final class LockStore {
                     int code = se.getCode(); // 0: no HTTP reply at all (connection refused or reset, a timeout)
                     boolean noAnswer = code == 0 || code == 408 || code >= 500 || (code == 429 && retries);
                     if (noAnswer || isPermissionDenied(se)) {
-                        outcomes.target.failed(name, unavailable(name, se));
+                        outcomes.target.completed(new RequestOutcome(name, sequence, unavailable(name, se)));
                     } else {
-                        outcomes.target.answered(name);
+                        outcomes.target.completed(new RequestOutcome(name, sequence, null));
                     }
                 }
                 throw cause;
             }
             if (REQUESTS.contains(method.getName())) {
-                outcomes.target.answered(lockName(args));
+                outcomes.target.completed(new RequestOutcome(lockName(args), sequence, null));
             }
             return result;
         }

@@ -88,4 +88,40 @@ class RequestOutcomeEventsTest extends EmulatorTestBase {
         await("a requestFailed event for the refresh that failed past the client's retries")
                 .atMost(Duration.ofSeconds(30)).until(() -> outcomes.contains("failed:refreshed"));
     }
+    @Test
+    void everyRequestIsStampedInTheOrderItWasSentAcrossRegistries() {
+        List<RequestOutcome> stamped = new CopyOnWriteArrayList<>();
+        LockEventListener stamps = new LockEventListener() {
+            @Override
+            public void requestCompleted(RequestOutcome outcome) {
+                stamped.add(outcome);
+            }
+        };
+        GcsLockRegistry a = registry(b -> b.listener(stamps));
+        GcsLockRegistry b = registry(x -> x.listener(stamps));
+        stamped.clear();
+        for (int i = 0; i < 3; i++) { // one request each, one after the other, alternating registries
+            a.inspect("a" + i);
+            b.inspect("b" + i);
+        }
+        assertThat(stamped).extracting(RequestOutcome::name).containsExactly("a0", "b0", "a1", "b1", "a2", "b2");
+        assertThat(stamped).extracting(RequestOutcome::sequence).isSorted().doesNotHaveDuplicates();
+        assertThat(stamped).allMatch(RequestOutcome::answered);
+        long before = RequestOutcome.nextSequence();
+        gcs.faults().failNext(100_000, 503);
+        assertThatThrownBy(() -> a.inspect("down")).isInstanceOf(GcsLockException.class);
+        RequestOutcome failed = stamped.get(stamped.size() - 1);
+        assertThat(failed.answered()).isFalse();
+        assertThat(failed.error()).hasMessageContaining("could not reach GCS");
+        assertThat(failed.sequence()).as("taken after a number taken before the request").isGreaterThan(before);
+    }
+
+    @Test
+    void aListenerThatOverridesOnlyTheOldMethodsIsToldAsBefore() {
+        GcsLockRegistry r = recorded(); // overrides requestAnswered and requestFailed only
+        r.inspect("old");
+        gcs.faults().failNext(100_000, 503);
+        assertThatThrownBy(() -> r.inspect("old")).isInstanceOf(GcsLockException.class);
+        assertThat(outcomes).startsWith("answered:old").endsWith("failed:old");
+    }
 }

@@ -313,14 +313,8 @@ class InvocationOwnershipPropertyTest {
         private int told; // guarded by this
 
         @Override
-        public synchronized void requestAnswered(String name) {
-            super.requestAnswered(name);
-            told++;
-        }
-
-        @Override
-        public synchronized void requestFailed(String name, GcsLockException error) {
-            super.requestFailed(name, error);
+        public synchronized void requestCompleted(io.github.gcslock.RequestOutcome outcome) {
+            super.requestCompleted(outcome);
             told++;
         }
 
