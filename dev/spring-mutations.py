@@ -78,6 +78,11 @@ muts = [
   S+'PendingReleases.java',
   "if (madeInside != null && release.ownCode().get() == madeInside && LockSupport.getBlocker(madeInside) != null) {",
   "if (false) {"),
+ # issue 26, third long run: a cancel heard in pieces (gcslock's outer operator, then usingWhen)
+ ("26: a cancel heard before the acquisition began does not stop it (usingWhen hears it late: the next call finds its hold)",
+  S+'ReactiveLocking.java',
+  "            if (!started) {\n                cancelled = true;\n                over();\n                return;\n            }\n            cancelRequested(pending);",
+  "            cancelRequested(pending);"),
 ]
 args = sys.argv[1:]
 tries = '100'

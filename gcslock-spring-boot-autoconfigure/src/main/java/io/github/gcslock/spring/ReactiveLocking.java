@@ -152,12 +152,12 @@ final class ReactiveLocking {
         });
     }
 
-    /** The subscriber of a subscription left: see {@link Attempt#cancelRequested}. */
+    /** The subscriber of a subscription left: see {@link Attempt#callerLeft}. */
     private static void cancelRequested(AtomicReference<Attempt<?>> subscription,
                                         Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
         Attempt<?> attempt = subscription.get();
         if (attempt != null) {
-            attempt.cancelRequested(pending);
+            attempt.callerLeft(pending);
         }
     }
 
@@ -189,6 +189,8 @@ final class ReactiveLocking {
         /** Why the acquisition failed (signalled to the subscriber if it is still there). */
         Throwable failure;
         private boolean cancelled;
+        /** The subscriber left: heard outside usingWhen, before the cancel reaches the acquisition (see {@link #callerLeft}). */
+        private boolean left;
         private boolean adopted;
         private boolean started;
         private boolean acquisitionEnded;
@@ -227,7 +229,7 @@ final class ReactiveLocking {
 
         /** The acquisition failed: this attempt carrying the failure, or null if the subscriber already left. */
         synchronized Attempt<H> failed(Throwable e) {
-            if (cancelled) {
+            if (cancelled || left) {
                 return null; // nobody to tell, nothing to log (a WAIT interrupted by the cancel, typically)
             }
             failure = e;
@@ -246,6 +248,24 @@ final class ReactiveLocking {
             } else if (resource == null && started && !acquisitionEnded) {
                 cancelRequested(pending);
             }
+        }
+
+        /**
+         * The subscriber left, heard outside usingWhen first, on the canceller's thread — before the cancel reaches
+         * usingWhen and this acquisition, which on a loaded machine may be milliseconds later, and after usingWhen took
+         * the attempt over never: an acquisition that has not begun never begins (nothing is taken, so the caller's
+         * next call, or the retry, finds no hold of this subscription — begun meanwhile, it would take the lock with
+         * nobody waiting for its release), and a failure not yet told is told to nobody (a subscriber that left drops
+         * it: Reactor's ERROR). Otherwise see {@link #cancelRequested}.
+         */
+        synchronized void callerLeft(Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
+            left = true;
+            if (!started) {
+                cancelled = true;
+                over();
+                return;
+            }
+            cancelRequested(pending);
         }
 
         /**
@@ -291,7 +311,7 @@ final class ReactiveLocking {
          * subscriber already left (the cancel gave the resource back; a failure is then told to nobody).
          */
         synchronized boolean adopt() {
-            if (cancelled) {
+            if (cancelled || (failure != null && left)) {
                 return false;
             }
             adopted = true;

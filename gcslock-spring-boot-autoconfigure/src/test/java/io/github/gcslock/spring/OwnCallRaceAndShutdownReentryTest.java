@@ -165,6 +165,126 @@ class OwnCallRaceAndShutdownReentryTest {
                 .until(() -> registry.heldLeases().isEmpty());
     }
 
+    @Test
+    void aCallerWhoseCancelIsHeardInPiecesAroundItsAcquisitionIsNotRefusedByThatCallWhenItCallsAgain() throws Exception {
+        // A cancel travels up the chain on the canceller's thread: gcslock hears it first outside Reactor's usingWhen,
+        // then usingWhen, then the acquisition. On a loaded machine that thread may stop between the two for as long
+        // as an acquisition takes (the long run of InvocationOwnershipPropertyTest: 'B MONO FAIL x via
+        // TIMEOUT_RETRY(4 ms) with nested MONO_BLOCK SKIP', its retry refused as its timeout fired: 'Reactor dropped an
+        // error: LockNotAcquiredException'). Here: the caller disposes before the acquisition began; the cancel is held
+        // just past gcslock's outer hearing of it; the acquisition then runs, usingWhen takes the lock over and the
+        // method's own code runs (blocking, as on a nested call). The cancel then reaches usingWhen (which defers it:
+        // the own code runs), the dispose returns, and the caller calls again at once.
+        String name = "cancel-in-pieces";
+        CountDownLatch acquisitionMayStart = new CountDownLatch(1);
+        CountDownLatch settled = new CountDownLatch(1); // the acquisition ended, or the method's own code runs
+        CountDownLatch cancelHeardOutside = new CountDownLatch(1);
+        CountDownLatch cancelMayGoOn = new CountDownLatch(1);
+        CountDownLatch ownCodeMayReturn = new CountDownLatch(1);
+        AtomicInteger ran = new AtomicInteger();
+        List<Throwable> dropped = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ThreadLocal<Boolean> armed = ThreadLocal.withInitial(() -> false);
+        reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
+        // The acquisition (scheduled by the subscribing thread) starts when the test says so.
+        reactor.core.scheduler.Schedulers.onScheduleHook(PIECES, task -> !armed.get() ? task : () -> {
+            awaitLatch(acquisitionMayStart);
+            try {
+                task.run();
+            } finally {
+                settled.countDown();
+            }
+        });
+        // The canceller stops between gcslock's outer hearing of the cancel and usingWhen.
+        reactor.core.publisher.Hooks.onEachOperator(PIECES, reactor.core.publisher.Operators.lift(
+                sc -> armed.get() && sc.getClass().getSimpleName().equals("MonoUsingWhen"),
+                (sc, actual) -> new HeldCancel<>(actual, cancelHeardOutside, cancelMayGoOn)));
+        try {
+            Disposable first;
+            armed.set(true);
+            try {
+                first = jobs.monoFail(name, () -> {
+                    ran.incrementAndGet();
+                    settled.countDown();
+                    awaitLatch(ownCodeMayReturn);
+                }).subscribe();
+            } finally {
+                armed.set(false);
+            }
+            CompletableFuture<Void> disposing = CompletableFuture.runAsync(first::dispose, APP);
+            assertThat(cancelHeardOutside.await(30, TimeUnit.SECONDS)).as("the cancel passed gcslock's outer operator").isTrue();
+            acquisitionMayStart.countDown();
+            assertThat(settled.await(30, TimeUnit.SECONDS)).as("the acquisition ended, or the method's own code runs").isTrue();
+            cancelMayGoOn.countDown();
+            disposing.get(30, TimeUnit.SECONDS);
+            CompletableFuture<String> again = jobs.monoFail(name, ran::incrementAndGet).toFuture();
+            ownCodeMayReturn.countDown();
+            assertThat(again).as("the caller's next call, made as its dispose returned")
+                    .succeedsWithin(Duration.ofSeconds(30)).isEqualTo("ran");
+            assertThat(dropped).as("errors Reactor dropped (logged at ERROR)").isEmpty();
+        } finally {
+            cancelMayGoOn.countDown();
+            acquisitionMayStart.countDown();
+            ownCodeMayReturn.countDown();
+            reactor.core.scheduler.Schedulers.resetOnScheduleHook(PIECES);
+            reactor.core.publisher.Hooks.resetOnEachOperator(PIECES);
+            reactor.core.publisher.Hooks.resetOnErrorDropped();
+        }
+    }
+
+    private static final String PIECES = "OwnCallRaceAndShutdownReentryTest.pieces";
+
+    /** Passes everything on, except that the first cancel waits, after saying it came, until the test lets it go on. */
+    static final class HeldCancel<T> implements reactor.core.CoreSubscriber<T>, org.reactivestreams.Subscription {
+        private final reactor.core.CoreSubscriber<? super T> actual;
+        private final CountDownLatch came;
+        private final CountDownLatch goOn;
+        private org.reactivestreams.Subscription upstream;
+
+        HeldCancel(reactor.core.CoreSubscriber<? super T> actual, CountDownLatch came, CountDownLatch goOn) {
+            this.actual = actual;
+            this.came = came;
+            this.goOn = goOn;
+        }
+
+        @Override
+        public reactor.util.context.Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+            upstream = s;
+            actual.onSubscribe(this);
+        }
+
+        @Override
+        public void onNext(T t) {
+            actual.onNext(t);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            actual.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            actual.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            came.countDown();
+            awaitLatch(goOn);
+            upstream.cancel();
+        }
+    }
+
     private static void awaitLatch(CountDownLatch latch) {
         try {
             latch.await(30, TimeUnit.SECONDS);
