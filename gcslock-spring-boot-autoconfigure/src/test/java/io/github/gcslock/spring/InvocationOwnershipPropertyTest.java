@@ -63,8 +63,12 @@ import java.util.function.Supplier;
  * returned publisher subscribed twice at once ({@code merge}), a subscription made on a parallel scheduler's
  * thread, and a caller that cancels at a point of the acquisition: at once after subscribing (then calls again at
  * once), just as the lock is taken (before its hand-over to the subscription), or 0.1 to 8 ms after (from another
- * thread, landing in the hand-over, the adoption or the body's start);</li>
+ * thread, landing in the hand-over, the adoption or the body's start), or while the body's own code runs, before
+ * its nested call (then calls again at once);</li>
  * <li>a body's own code (before it returns its future or publisher) that takes 2 or 6 ms, where a cancel may land;</li>
+ * <li>a cancel held 2 or 10 ms on its way from gcslock's outer operator into Reactor's {@code usingWhen} (the
+ * canceller's thread stopped there, as on a loaded machine: the long run found a retry refused by its own call's
+ * hold that way, once in thousands of sequences);</li>
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
  * <li>nested calls of the same name from a body's synchronous part, across owner kinds (plain, future, a blocked
@@ -121,6 +125,7 @@ class InvocationOwnershipPropertyTest {
     /** Set while the advice ordered inside gcslock's runs (what a {@code @Transactional} would be). */
     static final ThreadLocal<Integer> INNER_ADVICE = new ThreadLocal<>();
     private static final String HAND_OVER = "InvocationOwnershipPropertyTest.handOver";
+    private static final String CANCEL_SLOW = "InvocationOwnershipPropertyTest.cancelSlow";
     private static final org.springframework.context.support.GenericApplicationContext CONTEXT =
             new org.springframework.context.support.GenericApplicationContext();
 
@@ -171,7 +176,9 @@ class InvocationOwnershipPropertyTest {
     /** How a publisher is subscribed to. */
     enum Op {
         PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME,
-        MERGE_TWICE, CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, SUBSCRIBE_ON_PARALLEL
+        MERGE_TWICE, CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, SUBSCRIBE_ON_PARALLEL,
+        /** The caller cancels (from another thread) while the body's own code runs, before its nested call. */
+        CANCEL_IN_OWN_CODE
     }
 
     /** The kind of a nested call of the same name from a body's synchronous part. */
@@ -193,8 +200,9 @@ class InvocationOwnershipPropertyTest {
                     .as(Nested::new).injectNull(0.5);
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
                     Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), ops(),
-                    Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 2, 10), Arbitraries.of(0, 0, 2, 6))
-                            .as((ms, slow, own) -> new int[] {ms, slow, own}),
+                    Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 2, 10), Arbitraries.of(0, 0, 2, 6),
+                                    Arbitraries.of(0, 0, 2, 10))
+                            .as((ms, slow, own, cancel) -> new int[] {ms, slow, own, cancel}),
                     nested).as((instance, kind, mode, name, caller, op, timing, inner) -> {
                 int millis = timing[0];
                 int slow = timing[1];
@@ -202,12 +210,14 @@ class InvocationOwnershipPropertyTest {
                 boolean publisher = kind == Kind.MONO || kind == Kind.FLUX;
                 Op used = publisher ? op : Op.PLAIN;
                 int handOver = publisher ? slow : 0;
+                int cancelSlow = publisher ? timing[3] : 0;
                 String text = instance + " " + kind + " " + mode + " '" + name + "' from caller-" + caller
                         + (used != Op.PLAIN ? " via " + used + (timed(used) ? "(" + millis + " ms)" : "") : "")
                         + (inner != null ? " with " + inner : "") + (handOver > 0 ? " (hand-over slowed " + handOver + " ms)" : "")
-                        + (ownCode > 0 ? " (its own code takes " + ownCode + " ms)" : "");
+                        + (ownCode > 0 ? " (its own code takes " + ownCode + " ms)" : "")
+                        + (cancelSlow > 0 ? " (a cancel slowed " + cancelSlow + " ms on its way into usingWhen)" : "");
                 return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner,
-                        handOver, ownCode));
+                        handOver, ownCode, cancelSlow));
             });
         }
     }
@@ -216,7 +226,8 @@ class InvocationOwnershipPropertyTest {
     static Arbitrary<Op> ops() {
         List<net.jqwik.api.Tuple.Tuple2<Integer, Op>> weighted = new ArrayList<>();
         for (Op op : Op.values()) {
-            boolean cancelPoint = op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION || op == Op.DISPOSE_AT_ONCE;
+            boolean cancelPoint = op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION || op == Op.DISPOSE_AT_ONCE
+                    || op == Op.CANCEL_IN_OWN_CODE;
             weighted.add(net.jqwik.api.Tuple.of(cancelPoint ? 3 : op == Op.MERGE_TWICE ? 2 : 1, op));
         }
         return Arbitraries.frequency(weighted);
@@ -499,6 +510,12 @@ class InvocationOwnershipPropertyTest {
             Hooks.onEachOperator(HAND_OVER, reactor.core.publisher.Operators.lift(
                     scannable -> scannable.getClass().getSimpleName().startsWith("MonoSubscribeOn"),
                     (scannable, subscriber) -> new HandOver<>(subscriber)));
+            // A call may hold a cancel on its way from gcslock's outer operator into usingWhen (the canceller's thread
+            // stopped there, as on a loaded machine), so that the acquisition, its hand-over or the method's own code
+            // move on between the two hearings of it.
+            Hooks.onEachOperator(CANCEL_SLOW, reactor.core.publisher.Operators.lift(
+                    scannable -> scannable.getClass().getSimpleName().endsWith("UsingWhen"),
+                    (scannable, subscriber) -> new SlowCancel<>(subscriber)));
             createdMs = (System.nanoTime() - t0) / 1_000_000;
         }
 
@@ -555,7 +572,7 @@ class InvocationOwnershipPropertyTest {
             }
             for (Run r : runs) {
                 if (!r.ended && r.call.at == cut && r.lease != null && r.lease.isHealthy()) {
-                    call(cut.id, Kind.SYNC, Mode.SKIP, r.call.shortName(), 0, Op.PLAIN, 1, null, 0, 0, false);
+                    call(cut.id, Kind.SYNC, Mode.SKIP, r.call.shortName(), 0, Op.PLAIN, 1, null, 0, 0, 0, false);
                     break;
                 }
             }
@@ -670,14 +687,14 @@ class InvocationOwnershipPropertyTest {
         }
 
         void call(String instanceId, Kind kind, Mode mode, String shortName, int preferred, Op op, int millis, Nested nested,
-                  int handOver, int ownCode) {
+                  int handOver, int ownCode, int cancelSlow) {
             tick();
-            call(instanceId, kind, mode, shortName, preferred, op, millis, nested, handOver, ownCode, null);
+            call(instanceId, kind, mode, shortName, preferred, op, millis, nested, handOver, ownCode, cancelSlow, null);
         }
 
         /** {@code mustRunKnown}: whether the call must run, known by the step that makes it (null: judged here). */
         void call(String instanceId, Kind kind, Mode mode, String shortName, int preferred, Op op, int millis, Nested nested,
-                  int handOver, int ownCode, Boolean mustRunKnown) {
+                  int handOver, int ownCode, int cancelSlow, Boolean mustRunKnown) {
             int caller = idleCaller(preferred);
             if (caller < 0) {
                 log.add("(every caller is blocked: no call)");
@@ -693,7 +710,7 @@ class InvocationOwnershipPropertyTest {
             }
             String name = lockName(shortName);
             boolean mustRun = mustRunKnown != null ? mustRunKnown : mustRun(name, at);
-            Call call = new Call(this, calls.size() + 1, at, kind, mode, name, caller, op, millis, nested, mustRun, handOver, ownCode);
+            Call call = new Call(this, calls.size() + 1, at, kind, mode, name, caller, op, millis, nested, mustRun, handOver, ownCode, cancelSlow);
             calls.add(call);
             log.add("call " + call + (mustRun ? " (must run)" : ""));
             long started = System.nanoTime();
@@ -724,7 +741,8 @@ class InvocationOwnershipPropertyTest {
                     violations.add(call + " failed on GCS (" + call.gcsFailure + ") while its health says GCS is reachable" + lag);
                 }
             }
-            if (op == Op.DISPOSE_AT_ONCE || op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION) {
+            if (op == Op.DISPOSE_AT_ONCE || op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION
+                    || op == Op.CANCEL_IN_OWN_CODE) {
                 // Its caller gave up (at once, at the acquisition, or just after it) and calls again the moment its
                 // cancel returned (a retry after a timeout, a user's second click): the acquisition or release of its
                 // cancelled call may still be in flight, and must not make this call skip or fail. (Watched by a spin:
@@ -740,7 +758,7 @@ class InvocationOwnershipPropertyTest {
                 }
                 boolean mustRunAgain = mustRun && !at.closed && mustRunHere(name);
                 log.add("  (it ended" + (call.cancelled ? ", cancelled" : "") + "; its caller calls again at once)");
-                call(at.id, kind, mode, shortName, caller, Op.PLAIN, millis, nested, handOver, ownCode, mustRunAgain);
+                call(at.id, kind, mode, shortName, caller, Op.PLAIN, millis, nested, handOver, ownCode, cancelSlow, mustRunAgain);
             }
         }
 
@@ -861,7 +879,7 @@ class InvocationOwnershipPropertyTest {
                 }
                 // (Its caller thread may be busy with a later call meanwhile: then another idle caller calls.)
                 boolean mustRun = mustRunHere(c.name) && objectAllows(before, c.at) && !c.at.closed;
-                call(c.at.id, c.kind, c.mode, c.shortName(), c.caller, c.op, c.millis, c.nested, c.handOver, c.ownCode, mustRun);
+                call(c.at.id, c.kind, c.mode, c.shortName(), c.caller, c.op, c.millis, c.nested, c.handOver, c.ownCode, c.cancelSlow, mustRun);
             }
         }
 
@@ -1035,6 +1053,7 @@ class InvocationOwnershipPropertyTest {
         void close() {
             Hooks.resetOnErrorDropped();
             Hooks.resetOnEachOperator(HAND_OVER);
+            Hooks.resetOnEachOperator(CANCEL_SLOW);
             for (Instance i : List.of(a, b)) {
                 i.faults.reset();
             }
@@ -1118,6 +1137,11 @@ class InvocationOwnershipPropertyTest {
         final int handOver;
         /** How long the synchronous part of a future's or publisher's body takes (its own code before it returns). */
         final int ownCode;
+        /**
+         * How long a cancel of this call's subscription is held on its way from gcslock's outer operator into Reactor's
+         * usingWhen (publishers only): the canceller's thread stopped there, as on a loaded machine.
+         */
+        final int cancelSlow;
         final List<Run> runs = new CopyOnWriteArrayList<>();
         /** The work of a FUTURE body: completed by the test. */
         final CompletableFuture<String> work = new CompletableFuture<>();
@@ -1133,7 +1157,7 @@ class InvocationOwnershipPropertyTest {
         volatile String nestedOutcome;
 
         Call(World world, int number, Instance at, Kind kind, Mode mode, String name, int caller, Op op, int millis,
-             Nested nested, boolean mustRun, int handOver, int ownCode) {
+             Nested nested, boolean mustRun, int handOver, int ownCode, int cancelSlow) {
             this.world = world;
             this.number = number;
             this.at = at;
@@ -1147,6 +1171,7 @@ class InvocationOwnershipPropertyTest {
             this.mustRun = mustRun;
             this.handOver = handOver;
             this.ownCode = ownCode;
+            this.cancelSlow = cancelSlow;
         }
 
         String shortName() {
@@ -1216,7 +1241,7 @@ class InvocationOwnershipPropertyTest {
                 case FIRST -> Mono.firstWithValue(first, Mono.delay(t).map(x -> "delay")).flux();
                 case TAKE_TIME -> flux.take(t);
                 // The same returned publisher subscribed twice at once: two invocations, one of them finds the lock held.
-                case CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE -> flux; // see Instance's acquire listener, and below
+                case CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, CANCEL_IN_OWN_CODE -> flux; // see Instance's acquire listener, below, and nested()
                 // The subscription made on a parallel scheduler's thread (as a caller on an event loop does).
                 case SUBSCRIBE_ON_PARALLEL -> flux.subscribeOn(Schedulers.parallel());
                 // (The second after `millis`, so that it may come when the first holds the lock, not while it asks GCS;
@@ -1295,7 +1320,7 @@ class InvocationOwnershipPropertyTest {
             if (failure != null) {
                 return !(failure instanceof java.util.concurrent.TimeoutException);
             }
-            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.CANCEL_AFTER_ACQUISITION && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
+            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.CANCEL_AFTER_ACQUISITION && op != Op.CANCEL_IN_OWN_CODE && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
         }
 
         /** Ran, or decided not to (skipped, failed, terminated empty). */
@@ -1344,8 +1369,28 @@ class InvocationOwnershipPropertyTest {
             // nested call and half after: a cancel may land in it, also before the nested call (which then must not
             // wait for the release that cancel left pending: it cannot begin before this code returns).
             ownCode(ownCode / 2);
+            if (op == Op.CANCEL_IN_OWN_CODE && runs.isEmpty() && !cancelled) {
+                cancelInOwnCode();
+            }
             nestedCall();
             ownCode(ownCode - ownCode / 2);
+        }
+
+        /**
+         * The caller gives up while the body's own code runs (a timeout that fires then, a user's click): its cancel,
+         * from another thread, returns before this code goes on (usingWhen defers it until the code returned; the
+         * release it leads to is pending, and a nested publisher this code blocks on must not wait for it).
+         */
+        private void cancelInOwnCode() {
+            long until = System.nanoTime() + 1_000_000_000L;
+            while (subscription == null && System.nanoTime() - until < 0) {
+                Thread.onSpinWait(); // the subscribe() that returns it may not have returned yet
+            }
+            try {
+                CompletableFuture.runAsync(this::cancel, APP).get(SETTLE.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                world.violations.add(this + ": its caller's cancel, made while the body's own code ran, did not return: " + e);
+            }
         }
 
         /** Interrupted (Reactor's cancel interrupts the worker that runs it), it keeps the flag, as it should. */
@@ -1423,7 +1468,8 @@ class InvocationOwnershipPropertyTest {
         public String toString() {
             return "#" + number + " " + at.id + " " + kind + " " + mode + " '" + shortName() + "' from caller-" + caller
                     + (op != Op.PLAIN ? " via " + op + (timed(op) ? "(" + millis + " ms)" : "") : "")
-                    + (nested != null ? " with " + nested : "") + (ownCode > 0 ? " (own code " + ownCode + " ms)" : "");
+                    + (nested != null ? " with " + nested : "") + (ownCode > 0 ? " (own code " + ownCode + " ms)" : "")
+                    + (cancelSlow > 0 ? " (cancel slowed " + cancelSlow + " ms)" : "");
         }
     }
 
@@ -1670,6 +1716,60 @@ class InvocationOwnershipPropertyTest {
 
         @Override
         public void clear() {
+        }
+    }
+
+    /** Holds a cancel on its way into usingWhen by the call's {@code cancelSlow}; passes everything else on. */
+    static final class SlowCancel<T> implements reactor.core.CoreSubscriber<T>, org.reactivestreams.Subscription {
+        private final reactor.core.CoreSubscriber<? super T> actual;
+        private org.reactivestreams.Subscription upstream;
+
+        SlowCancel(reactor.core.CoreSubscriber<? super T> actual) {
+            this.actual = actual;
+        }
+
+        @Override
+        public Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+            upstream = s;
+            actual.onSubscribe(this);
+        }
+
+        @Override
+        public void onNext(T t) {
+            actual.onNext(t);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            actual.onError(t);
+        }
+
+        @Override
+        public void onComplete() {
+            actual.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            Call call = actual.currentContext().getOrDefault(Call.class, null);
+            if (call != null && call.cancelSlow > 0) {
+                try {
+                    Thread.sleep(call.cancelSlow);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            upstream.cancel();
         }
     }
 
