@@ -269,7 +269,8 @@ final class GcsLease implements Lease {
         return releaseEnded;
     }
 
-    void released() {
+    /** The release's delete is done with; after a loss being declared has been queued for the listeners (rule 20). */
+    synchronized void released() {
         state = State.RELEASED;
     }
 
@@ -415,7 +416,13 @@ final class GcsLease implements Lease {
         }
     }
 
-    /** Declares the lease lost (once); tells listeners. Returns true if this call made it so. */
+    /**
+     * Declares the lease lost (once); tells listeners. Returns true if this call made it so. The loss takes its place
+     * among every listener's events of the lock in the same step as the transition (rule 20): a release that follows it
+     * (an {@code onLost} listener's, or a thread's that saw the lease unhealthy) takes this lease's monitor to begin and
+     * to end ({@link #beginRelease}, {@link #released}), so every listener hears {@code lost} before that release's
+     * {@code released}. Queuing only: the callbacks run on the listener threads.
+     */
     boolean markLost(String reason) {
         synchronized (this) {
             if (state != State.ACTIVE) {
@@ -423,20 +430,20 @@ final class GcsLease implements Lease {
             }
             state = State.LOST;
             lostReason = reason;
-        }
-        cancelRefresh();
-        cancelDeadline();
-        LockLostException ex = new LockLostException(name, generation, reason);
-        if (!releasing) {
-            log.warn("{}", ex.getMessage());
-        }
-        // The transition is done; the callbacks run on the listener threads, so that the deadline timer
-        // and the refresher never wait for a listener (an alert sent over HTTP) — rules 11 and 20.
-        engine.listeners().lost(this, ex, () -> {
-            for (LostListener l : listeners) {
-                l.tell(this, ex);
+            cancelRefresh();
+            cancelDeadline();
+            LockLostException ex = new LockLostException(name, generation, reason);
+            if (!releasing) {
+                log.warn("{}", ex.getMessage());
             }
-        });
+            // The callbacks run on the listener threads, so that the deadline timer and the refresher never wait for a
+            // listener (an alert sent over HTTP) — rules 11 and 20.
+            engine.listeners().lost(this, ex, () -> {
+                for (LostListener l : listeners) {
+                    l.tell(this, ex);
+                }
+            });
+        }
         return true;
     }
 

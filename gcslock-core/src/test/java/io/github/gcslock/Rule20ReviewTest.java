@@ -1,7 +1,6 @@
 package io.github.gcslock;
 
 import com.google.cloud.storage.BlobId;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -11,6 +10,14 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
@@ -267,11 +274,28 @@ class Rule20ReviewTest extends EmulatorTestBase {
         assertThat(b.threads).noneMatch(Rule20ReviewTest::engineThread);
     }
 
-    /** Nested: release() inside acquired; another lock acquired inside released; close() inside lost. */
-    @Disabled("Not triaged (issue 29): green twice, then at load average ~12 the lease of n2 (acquired inside released of n1, on a listener thread) was lost before its release: [acquired, released, acquired, lost, released]")
+    /**
+     * Nested: release() inside acquired; another lock acquired inside released.
+     * Triage (issue 29) of the failure seen once at load average ~12, {@code [acquired, released, acquired, lost,
+     * released]}: a test bug, not the engine's. The lease of n2 (acquired inside released of n1, on a listener thread)
+     * is an ordinary lease, refreshed by the refresher like any other; what the test asserted was that a lease with
+     * the base class's 1 s TTL (deadline about 2/3 s after its last confirmed refresh was sent, 500 ms call bound) is
+     * never lost between its acquisition and the main thread's release after an Awaitility poll — which a machine at
+     * load 12 need not keep (rule 11 declares a lease lost when its refreshes are not confirmed in time: that is the
+     * engine being safe). The run of the time recorded no reason. Run since: 25 repetitions green at load ~6 (with
+     * the reason of any loss printed: none). Now with a 20 s TTL, so that only a defect can lose the lease here, and
+     * the reason of a loss in the message.
+     */
     @Test
     void nestedReleaseInsideAcquiredAndAcquireInsideReleased() throws Exception {
-        Recorder b = new Recorder();
+        List<String> lostReasons = new CopyOnWriteArrayList<>();
+        Recorder b = new Recorder() {
+            @Override
+            public void lost(Lease lease, LockLostException reason) {
+                lostReasons.add(reason.getMessage());
+                super.lost(lease, reason);
+            }
+        };
         AtomicReference<GcsLockRegistry> reg = new AtomicReference<>();
         AtomicReference<Lease> other = new AtomicReference<>();
         LockEventListener a = new LockEventListener() {
@@ -289,7 +313,7 @@ class Rule20ReviewTest extends EmulatorTestBase {
                 }
             }
         };
-        reg.set(registry(x -> x.listener(a).listener(b)));
+        reg.set(registry(x -> x.listener(a).listener(b).ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2))));
         Lease l = reg.get().tryAcquire("n1").orElseThrow();
         assertThat(l.isHealthy()).isFalse();
         await().atMost(Duration.ofSeconds(30)).until(() -> other.get() != null);
@@ -298,12 +322,19 @@ class Rule20ReviewTest extends EmulatorTestBase {
         other.get().release();
         await().atMost(Duration.ofSeconds(30)).until(() -> b.events.stream().filter("released"::equals).count() == 2);
         nap(300);
-        assertThat(b.events.stream().filter(e -> !e.equals("refreshed")))
+        assertThat(b.events.stream().filter(e -> !e.equals("refreshed"))).as("lost: " + lostReasons)
                 .containsExactly("acquired", "released", "acquired", "released");
     }
 
-    /** Nested: the same lock acquired again in onLost and in lost; close() inside lost returns. */
-    @Disabled("Expectation corrected by the reviewer but never run; enable once run green")
+    /**
+     * Nested: the same lock acquired again in onLost; close() inside lost returns.
+     * Triage (issue 29): the expectation is rule 20's (B hears acquired, lost, released of lease 1, then acquired of
+     * lease 2, which onLost acquired: queued behind them) and the engine met it, 25 repetitions at load ~6. But it
+     * depended on a race the engine lost only under preemption: the thread declaring the loss handed the onLost
+     * listeners to a listener thread before it queued B's lost, so onLost's release could queue B's released first
+     * ([acquired, released, lost, ...]). Made deterministic and fixed in
+     * {@link #aReleaseByAnOnLostListenerComesAfterEveryListenersLost}.
+     */
     @Test
     void reacquireInsideOnLostAndCloseInsideLost() throws Exception {
         Recorder b = new Recorder();
@@ -332,7 +363,6 @@ class Rule20ReviewTest extends EmulatorTestBase {
         storage.delete(BlobId.of(BUCKET, "gcslock/o1"));
         await().atMost(Duration.ofSeconds(30)).until(() -> again.get() != null);
         assertThat(again.get()).isInstanceOf(Lease.class);
-        // NOTE: expectation corrected after run 3 of review2 (which observed exactly this order); not re-run since
         await().atMost(Duration.ofSeconds(30)).until(() -> b.events.size() >= 4);
         assertThat(b.events).startsWith("acquired", "lost", "released", "acquired");
         ((Lease) again.get()).release();
@@ -340,6 +370,88 @@ class Rule20ReviewTest extends EmulatorTestBase {
         storage.delete(BlobId.of(BUCKET, "gcslock/o2"));
         assertThat(closed.await(30, TimeUnit.SECONDS)).as("close() inside lost returns").isTrue();
         assertThat(o2.isHealthy()).isFalse();
+    }
+
+    /**
+     * Lost vs. a release made by the lease's own onLost listener (triage of
+     * {@link #reacquireInsideOnLostAndCloseInsideLost}): every registry listener hears lost before that release's
+     * released. The interleaving, made deterministic here by a runtime that never refreshes (so the deadline timer
+     * declares the loss, holding no I/O lock of the lease: a loss a refresh declares is declared under it, and a release
+     * waits for that lock) and whose listener threads hold up the thread that declares the loss right after it handed the
+     * lease's onLost listeners over (as a loaded machine may deschedule it): the thread declaring the loss set the lease LOST, handed its onLost listeners to a listener thread, and only then
+     * queued the registry listeners' lost; the onLost listener released the lease meanwhile, so B's released was queued
+     * (and told) before B's lost. Fixed: the loss is queued for every listener in the same step as the transition, under
+     * the lease's monitor, which a release takes to begin and to end (GcsLease#markLost, #released).
+     * FAILS on 9dff2fc: {@code [B's events] Expecting actual: ["acquired", "released", "lost"] to contain exactly (and in
+     * same order): ["acquired", "lost", "released"]}.
+     */
+    @Test
+    void aReleaseByAnOnLostListenerComesAfterEveryListenersLost() throws Exception {
+        AtomicReference<Thread> onLostThread = new AtomicReference<>();
+        CountDownLatch releaseReturned = new CountDownLatch(1);
+        AtomicBoolean stalled = new AtomicBoolean();
+        EngineRuntime real = EngineRuntime.REAL;
+        EngineRuntime stallAfterTheFirstHandOverOfALoss = new EngineRuntime() {
+            @Override
+            public ScheduledExecutorService timer(ThreadFactory threads) {
+                if (!threads.newThread(() -> { }).getName().startsWith("gcslock-refresh-timer")) {
+                    return real.timer(threads); // the deadline timer
+                }
+                // no refresh ever comes: the lease is lost at its deadline, declared by the deadline timer, which holds
+                // no I/O lock of the lease (a loss a refresh declares is declared under it, and a release waits for it)
+                ScheduledThreadPoolExecutor never = new ScheduledThreadPoolExecutor(1, threads) {
+                    @Override
+                    public ScheduledFuture<?> schedule(Runnable command, long delay, TimeUnit unit) {
+                        return super.schedule(command, 1, TimeUnit.HOURS);
+                    }
+                };
+                never.setRemoveOnCancelPolicy(true);
+                return never;
+            }
+            @Override public ExecutorService refreshThreads(int max, Duration keepAlive, ThreadFactory threads) {
+                return real.refreshThreads(max, keepAlive, threads);
+            }
+            @Override public boolean await(CountDownLatch latch, long nanos) throws InterruptedException { return real.await(latch, nanos); }
+            @Override public boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException { return real.tryAcquire(permit, nanos); }
+            @Override public void sleep(long nanos) throws InterruptedException { real.sleep(nanos); }
+            @Override public long nanoTime() { return real.nanoTime(); }
+
+            @Override
+            public ExecutorService eventThreads(ThreadFactory threads) {
+                return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 10, TimeUnit.SECONDS, new SynchronousQueue<>(), threads) {
+                    @Override
+                    public void execute(Runnable command) {
+                        super.execute(command);
+                        boolean declaringALoss = StackWalker.getInstance().walk(f -> f.anyMatch(x -> x.getMethodName().equals("markLost")));
+                        if (declaringALoss && stalled.compareAndSet(false, true)) {
+                            // the first hand-over of a loss is the lease's onLost listeners: this thread stalls here until
+                            // their release returned, or until that release waits for this thread (the fix)
+                            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+                            while (releaseReturned.getCount() > 0 && System.nanoTime() - end < 0) {
+                                Thread t = onLostThread.get();
+                                if (t != null && t.getState() == Thread.State.BLOCKED) {
+                                    break;
+                                }
+                                nap(2);
+                            }
+                        }
+                    }
+                };
+            }
+        };
+        Recorder b = new Recorder();
+        GcsLockRegistry r = registry(x -> x.listener(b).runtime(stallAfterTheFirstHandOverOfALoss));
+        Lease l = r.tryAcquire("lo1").orElseThrow();
+        l.onLost((x, e) -> {
+            onLostThread.set(Thread.currentThread());
+            x.release();
+            releaseReturned.countDown();
+        });
+        assertThat(releaseReturned.await(30, TimeUnit.SECONDS)).isTrue();
+        await().atMost(Duration.ofSeconds(30)).until(() -> b.events.size() >= 3);
+        nap(200);
+        assertThat(stalled).as("the loss was declared through the stalling pool").isTrue();
+        assertThat(b.events.stream().filter(e -> !e.equals("refreshed"))).as("B's events").containsExactly("acquired", "lost", "released");
     }
 
     /**
