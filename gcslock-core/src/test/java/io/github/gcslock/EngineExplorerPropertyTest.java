@@ -422,20 +422,32 @@ class EngineExplorerPropertyTest {
             start();
         }
 
+        /** This process's misbehaving listener (of its current registry). */
+        Misbehaving misbehaving;
+
+        private Misbehaving misbehaving(Proc p) {
+            misbehaving = new Misbehaving(p);
+            return misbehaving;
+        }
+
         void start() {
             recorder = new Recorder(this);
             recorders.add(recorder);
             registryStart = System.nanoTime();
-            GcsLockRegistry r = GcsLockRegistry.builder(GCS.storage(client), world.bucket)
+            GcsLockRegistry.Builder b = GcsLockRegistry.builder(GCS.storage(client), world.bucket)
                     .identity("P" + index + "-" + registries.size())
                     .ttl(TTL).refreshInterval(REFRESH).operationTimeout(OP_TIMEOUT)
                     // rule 21: in a world with the emulator's write-rate limit on, the registries' window is longer
                     .writeRateWindow(world.rateLimited ? REGISTRY_WINDOW : Duration.ofMillis(20))
                     .backoff(Duration.ofMillis(20), Duration.ofMillis(200), 2.0)
                     .verifyBucket(false)
-                    .listener(new Misbehaving(this))
-                    .listener(recorder)
-                    .build();
+                    .listener(misbehaving(this));
+            if (world.twice && index == 1) {
+                // the same listener object registered twice: two listeners, each with its own order (rule 20)
+                b.listener(misbehaving);
+                misbehaving.registrations = 2;
+            }
+            GcsLockRegistry r = b.listener(recorder).build();
             registries.add(r);
             registry = r;
         }
@@ -477,26 +489,60 @@ class EngineExplorerPropertyTest {
         return t;
     }
 
-    /** The misbehaving listener, registered first: the recorder after it must be told all the same. */
+    /**
+     * The misbehaving listener, registered first: the recorder after it must be told all the same. It also checks that it
+     * is told the events of one lock one at a time (rule 20), the acquisition callbacks included (they are among the
+     * lock's events): while one of them is slow or blocks, no other of its events of that lock may start on another
+     * thread. Registered twice, it is two listeners: at most two of its events of a lock at once.
+     */
     static final class Misbehaving implements LockEventListener {
         final EngineExplorerPropertyTest.Proc proc;
+        /** How many times it is registered with its registry (1, or 2 in the worlds that register it twice). */
+        volatile int registrations = 1;
+        /** Per lock, the threads running one of its events of that lock now (a thread once per event it runs). */
+        final Map<String, List<Thread>> inside = new ConcurrentHashMap<>();
 
         Misbehaving(EngineExplorerPropertyTest.Proc proc) {
             this.proc = proc;
         }
 
-        @Override public void acquireStarted(String name, AcquireMode mode) { proc.misbehave(Callback.ACQUIRE_STARTED, name); }
-        @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { proc.misbehave(Callback.ACQUIRE_FINISHED, name); }
-        @Override public void acquired(Lease lease) { proc.misbehave(Callback.ACQUIRED, lease.name()); }
-        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { proc.misbehave(Callback.FENCING, lease.name()); }
-        @Override public void notAcquired(String name, LockInfo holder) { proc.misbehave(Callback.NOT_ACQUIRED, name); }
-        @Override public void tookOver(String name, LockInfo staleHolder) { proc.misbehave(Callback.TOOK_OVER, name); }
-        @Override public void refreshed(Lease lease) { proc.misbehave(Callback.REFRESHED, lease.name()); }
-        @Override public void refreshFailed(Lease lease, Exception error) { proc.misbehave(Callback.REFRESH_FAILED, lease.name()); }
-        @Override public void lost(Lease lease, LockLostException reason) { proc.misbehave(Callback.LOST, lease.name()); }
-        @Override public void released(Lease lease) { proc.misbehave(Callback.RELEASED, lease.name()); }
-        @Override public void requestAnswered(String name) { proc.misbehave(Callback.REQUEST_ANSWERED, name); }
-        @Override public void requestFailed(String name, GcsLockException error) { proc.misbehave(Callback.REQUEST_FAILED, name); }
+        private void on(Callback cb, String name) {
+            if (name == null) {
+                proc.misbehave(cb, null); // a listing's request: about no lock
+                return;
+            }
+            Thread t = Thread.currentThread();
+            List<Thread> in = inside.computeIfAbsent(name, k -> new ArrayList<>());
+            synchronized (in) {
+                List<String> others = in.stream().filter(x -> x != t).map(Thread::getName).distinct().toList();
+                if (others.size() >= registrations) {
+                    proc.world.violation("P" + proc.index + " misbehaving listener" + (registrations > 1 ? " (registered twice)" : "")
+                            + ": " + cb + " of '" + name + "' on " + t.getName() + " while " + others + " run an event of the same"
+                            + " lock (rule 20: one at a time per registration, in order per lock)");
+                }
+                in.add(t);
+            }
+            try {
+                proc.misbehave(cb, name);
+            } finally {
+                synchronized (in) {
+                    in.remove(t);
+                }
+            }
+        }
+
+        @Override public void acquireStarted(String name, AcquireMode mode) { on(Callback.ACQUIRE_STARTED, name); }
+        @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { on(Callback.ACQUIRE_FINISHED, name); }
+        @Override public void acquired(Lease lease) { on(Callback.ACQUIRED, lease.name()); }
+        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { on(Callback.FENCING, lease.name()); }
+        @Override public void notAcquired(String name, LockInfo holder) { on(Callback.NOT_ACQUIRED, name); }
+        @Override public void tookOver(String name, LockInfo staleHolder) { on(Callback.TOOK_OVER, name); }
+        @Override public void refreshed(Lease lease) { on(Callback.REFRESHED, lease.name()); }
+        @Override public void refreshFailed(Lease lease, Exception error) { on(Callback.REFRESH_FAILED, lease.name()); }
+        @Override public void lost(Lease lease, LockLostException reason) { on(Callback.LOST, lease.name()); }
+        @Override public void released(Lease lease) { on(Callback.RELEASED, lease.name()); }
+        @Override public void requestAnswered(String name) { on(Callback.REQUEST_ANSWERED, name); }
+        @Override public void requestFailed(String name, GcsLockException error) { on(Callback.REQUEST_FAILED, name); }
     }
 
     /** Records each lease's events as one registry's listener saw them, and what broke their promises. */
@@ -599,6 +645,8 @@ class EngineExplorerPropertyTest {
         final boolean clean;
         /** A world with GCS's write limit on (two of every four): rule 21 is checked on every 429. */
         final boolean rateLimited;
+        /** A world whose P1 registers its misbehaving listener twice (one of every three): two listeners (rule 20). */
+        final boolean twice;
         /** The application's calls, for the checks on the emulator's request log (WireOracle). */
         final List<WireOracle.Call> calls = new CopyOnWriteArrayList<>();
         /** Objects left behind by a crashed or foreign writer (CRASH steps): name, generation, updated (ms), TTL ms, owner. */
@@ -611,6 +659,7 @@ class EngineExplorerPropertyTest {
             this.bucket = "explore-" + id;
             this.clean = id % 2 == 0 || Boolean.getBoolean("gcslock.explorer.clean");
             this.rateLimited = id % 4 == 3 || id % 4 == 0;
+            this.twice = id % 3 == 1;
             GCS.writeRateLimit(rateLimited ? EMULATOR_WINDOW : null);
             GCS.faults().clearRequestLog();
             GCS.faults().reset();
