@@ -66,9 +66,9 @@ import java.util.function.Supplier;
  * thread, landing in the hand-over, the adoption or the body's start), or while the body's own code runs, before
  * its nested call (then calls again at once);</li>
  * <li>a body's own code (before it returns its future or publisher) that takes 2 or 6 ms, where a cancel may land;</li>
- * <li>a cancel held 2 or 10 ms on its way from gcslock's outer operator into Reactor's {@code usingWhen} (the
- * canceller's thread stopped there, as on a loaded machine: the long run found a retry refused by its own call's
- * hold that way, once in thousands of sequences);</li>
+ * <li>a cancel held on its way from gcslock's outer operator into Reactor's {@code usingWhen} (the canceller's
+ * thread stopped there, as on a loaded machine: the long run found a retry refused by its own call's hold that way,
+ * once in thousands of sequences): 2 or 10 ms, or until the body's own code runs (at most 50 ms);</li>
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
  * <li>nested calls of the same name from a body's synchronous part, across owner kinds (plain, future, a blocked
@@ -126,6 +126,11 @@ class InvocationOwnershipPropertyTest {
     static final ThreadLocal<Integer> INNER_ADVICE = new ThreadLocal<>();
     private static final String HAND_OVER = "InvocationOwnershipPropertyTest.handOver";
     private static final String CANCEL_SLOW = "InvocationOwnershipPropertyTest.cancelSlow";
+    /**
+     * A call's {@code cancelSlow} that holds a cancel on its way into usingWhen until the body's own code runs (at most
+     * 50 ms): the acquisition, begun after gcslock heard the cancel, ends and hands its lock over meanwhile.
+     */
+    static final int UNTIL_OWN_CODE = -1;
     private static final org.springframework.context.support.GenericApplicationContext CONTEXT =
             new org.springframework.context.support.GenericApplicationContext();
 
@@ -201,7 +206,7 @@ class InvocationOwnershipPropertyTest {
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
                     Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), ops(),
                     Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 2, 10), Arbitraries.of(0, 0, 2, 6),
-                                    Arbitraries.of(0, 0, 2, 10))
+                                    Arbitraries.of(0, 0, 2, 10, UNTIL_OWN_CODE))
                             .as((ms, slow, own, cancel) -> new int[] {ms, slow, own, cancel}),
                     nested).as((instance, kind, mode, name, caller, op, timing, inner) -> {
                 int millis = timing[0];
@@ -215,7 +220,8 @@ class InvocationOwnershipPropertyTest {
                         + (used != Op.PLAIN ? " via " + used + (timed(used) ? "(" + millis + " ms)" : "") : "")
                         + (inner != null ? " with " + inner : "") + (handOver > 0 ? " (hand-over slowed " + handOver + " ms)" : "")
                         + (ownCode > 0 ? " (its own code takes " + ownCode + " ms)" : "")
-                        + (cancelSlow > 0 ? " (a cancel slowed " + cancelSlow + " ms on its way into usingWhen)" : "");
+                        + (cancelSlow > 0 ? " (a cancel slowed " + cancelSlow + " ms on its way into usingWhen)"
+                        : cancelSlow == UNTIL_OWN_CODE ? " (a cancel held on its way into usingWhen until the body's own code runs)" : "");
                 return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner,
                         handOver, ownCode, cancelSlow));
             });
@@ -1142,6 +1148,8 @@ class InvocationOwnershipPropertyTest {
          * usingWhen (publishers only): the canceller's thread stopped there, as on a loaded machine.
          */
         final int cancelSlow;
+        /** The body's own code (before it returns its future or publisher) began, in some run of this call. */
+        volatile boolean ownCodeBegan;
         final List<Run> runs = new CopyOnWriteArrayList<>();
         /** The work of a FUTURE body: completed by the test. */
         final CompletableFuture<String> work = new CompletableFuture<>();
@@ -1368,6 +1376,7 @@ class InvocationOwnershipPropertyTest {
             // The body's own code (before it returns its future or publisher) takes ownCode ms, half of it before its
             // nested call and half after: a cancel may land in it, also before the nested call (which then must not
             // wait for the release that cancel left pending: it cannot begin before this code returns).
+            ownCodeBegan = true;
             ownCode(ownCode / 2);
             if (op == Op.CANCEL_IN_OWN_CODE && runs.isEmpty() && !cancelled) {
                 cancelInOwnCode();
@@ -1469,7 +1478,8 @@ class InvocationOwnershipPropertyTest {
             return "#" + number + " " + at.id + " " + kind + " " + mode + " '" + shortName() + "' from caller-" + caller
                     + (op != Op.PLAIN ? " via " + op + (timed(op) ? "(" + millis + " ms)" : "") : "")
                     + (nested != null ? " with " + nested : "") + (ownCode > 0 ? " (own code " + ownCode + " ms)" : "")
-                    + (cancelSlow > 0 ? " (cancel slowed " + cancelSlow + " ms)" : "");
+                    + (cancelSlow > 0 ? " (cancel slowed " + cancelSlow + " ms)"
+                    : cancelSlow == UNTIL_OWN_CODE ? " (cancel held until its own code runs)" : "");
         }
     }
 
@@ -1767,6 +1777,10 @@ class InvocationOwnershipPropertyTest {
                     Thread.sleep(call.cancelSlow);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
+                }
+            } else if (call != null && call.cancelSlow == UNTIL_OWN_CODE) {
+                for (long until = System.nanoTime() + 50_000_000L; !call.ownCodeBegan && System.nanoTime() - until < 0; ) {
+                    java.util.concurrent.locks.LockSupport.parkNanos(100_000L);
                 }
             }
             upstream.cancel();
