@@ -68,7 +68,8 @@ import java.util.function.Supplier;
  * <li>a body's own code (before it returns its future or publisher) that takes 2 or 6 ms, where a cancel may land;</li>
  * <li>a cancel held on its way from gcslock's outer operator into Reactor's {@code usingWhen} (the canceller's
  * thread stopped there, as on a loaded machine: the long run found a retry refused by its own call's hold that way,
- * once in thousands of sequences): 2 or 10 ms, or until the body's own code runs (at most 50 ms);</li>
+ * once in thousands of sequences): 2 or 10 ms, or until the body's own code runs (at most 50 ms; the acquisition
+ * then starts 2 ms late, as on a busy pool, so that a caller who gives up at once is heard before it began);</li>
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
  * <li>nested calls of the same name from a body's synchronous part, across owner kinds (plain, future, a blocked
@@ -131,6 +132,13 @@ class InvocationOwnershipPropertyTest {
      * 50 ms): the acquisition, begun after gcslock heard the cancel, ends and hands its lock over meanwhile.
      */
     static final int UNTIL_OWN_CODE = -1;
+    private static final String START_LATE = "InvocationOwnershipPropertyTest.startLate";
+    /**
+     * The call whose caller subscribes on this thread now, if its tasks start late (its {@code cancelSlow} is
+     * {@link #UNTIL_OWN_CODE}): what the subscription schedules (its acquisition) starts 2 ms late, as on a busy pool,
+     * so that a caller who gives up at once is heard before the acquisition began.
+     */
+    static final ThreadLocal<Call> STARTS_LATE = new ThreadLocal<>();
     private static final org.springframework.context.support.GenericApplicationContext CONTEXT =
             new org.springframework.context.support.GenericApplicationContext();
 
@@ -206,7 +214,7 @@ class InvocationOwnershipPropertyTest {
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
                     Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), ops(),
                     Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 2, 10), Arbitraries.of(0, 0, 2, 6),
-                                    Arbitraries.of(0, 0, 2, 10, UNTIL_OWN_CODE))
+                                    Arbitraries.of(0, 2, 10, UNTIL_OWN_CODE))
                             .as((ms, slow, own, cancel) -> new int[] {ms, slow, own, cancel}),
                     nested).as((instance, kind, mode, name, caller, op, timing, inner) -> {
                 int millis = timing[0];
@@ -221,7 +229,8 @@ class InvocationOwnershipPropertyTest {
                         + (inner != null ? " with " + inner : "") + (handOver > 0 ? " (hand-over slowed " + handOver + " ms)" : "")
                         + (ownCode > 0 ? " (its own code takes " + ownCode + " ms)" : "")
                         + (cancelSlow > 0 ? " (a cancel slowed " + cancelSlow + " ms on its way into usingWhen)"
-                        : cancelSlow == UNTIL_OWN_CODE ? " (a cancel held on its way into usingWhen until the body's own code runs)" : "");
+                        : cancelSlow == UNTIL_OWN_CODE ? " (its acquisition starts 2 ms late, and a cancel is held on its way into"
+                        + " usingWhen until the body's own code runs)" : "");
                 return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner,
                         handOver, ownCode, cancelSlow));
             });
@@ -519,6 +528,10 @@ class InvocationOwnershipPropertyTest {
             // A call may hold a cancel on its way from gcslock's outer operator into usingWhen (the canceller's thread
             // stopped there, as on a loaded machine), so that the acquisition, its hand-over or the method's own code
             // move on between the two hearings of it.
+            Schedulers.onScheduleHook(START_LATE, task -> STARTS_LATE.get() == null ? task : () -> {
+                java.util.concurrent.locks.LockSupport.parkNanos(2_000_000L);
+                task.run();
+            });
             Hooks.onEachOperator(CANCEL_SLOW, reactor.core.publisher.Operators.lift(
                     scannable -> scannable.getClass().getSimpleName().endsWith("UsingWhen"),
                     (scannable, subscriber) -> new SlowCancel<>(subscriber)));
@@ -1060,6 +1073,7 @@ class InvocationOwnershipPropertyTest {
             Hooks.resetOnErrorDropped();
             Hooks.resetOnEachOperator(HAND_OVER);
             Hooks.resetOnEachOperator(CANCEL_SLOW);
+            Schedulers.resetOnScheduleHook(START_LATE);
             for (Instance i : List.of(a, b)) {
                 i.faults.reset();
             }
@@ -1267,10 +1281,17 @@ class InvocationOwnershipPropertyTest {
                 terminated = true;
                 return;
             }
-            subscription = observed.subscribe(v -> { }, e -> {
-                failed(e);
-                terminated = true;
-            }, () -> terminated = true);
+            if (cancelSlow == UNTIL_OWN_CODE) {
+                STARTS_LATE.set(this);
+            }
+            try {
+                subscription = observed.subscribe(v -> { }, e -> {
+                    failed(e);
+                    terminated = true;
+                }, () -> terminated = true);
+            } finally {
+                STARTS_LATE.remove();
+            }
             if (op == Op.DISPOSE_AT_ONCE) {
                 cancel(); // the caller gives up at once: before, during or just after the acquisition (its caller calls again)
             }
