@@ -337,11 +337,58 @@ class InvocationOwnershipPropertyTest {
      */
     static final class TrackedReachability extends GcsReachability {
         private int told; // guarded by this
+        /** The answer whose telling is held up now (see {@link #answerToldLate}), or null. */
+        private volatile HeldUp heldUp;
+
+        private record HeldUp(String name, CountDownLatch entered, CountDownLatch letGo) {
+        }
 
         @Override
-        public synchronized void requestCompleted(io.github.gcslock.RequestOutcome outcome) {
-            super.requestCompleted(outcome);
-            told++;
+        public void requestCompleted(io.github.gcslock.RequestOutcome outcome) {
+            HeldUp h = heldUp;
+            if (h != null && outcome.answered() && h.name().equals(outcome.name())) {
+                h.entered().countDown();
+                try {
+                    h.letGo().await(SETTLE.toMillis(), TimeUnit.MILLISECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            synchronized (this) {
+                super.requestCompleted(outcome);
+                told++;
+            }
+        }
+
+        /**
+         * Sends a request about {@code name} (answered) whose telling to this health is held up until {@link #tellNow}, as
+         * on a loaded listener thread: the health hears it after requests sent later. Returns the requesting thread once
+         * the answer is held (or the request ended without one).
+         */
+        Thread answerToldLate(GcsLockRegistry registry, String name) throws InterruptedException {
+            HeldUp h = new HeldUp(name, new CountDownLatch(1), new CountDownLatch(1));
+            heldUp = h;
+            Thread t = new Thread(() -> {
+                try {
+                    registry.inspect(name);
+                } catch (RuntimeException e) {
+                    // closed, or failed: nothing is held up
+                }
+            }, "told-late");
+            t.start();
+            while (!h.entered().await(10, TimeUnit.MILLISECONDS) && t.isAlive()) {
+                // until the answer is held, or the request ended without one
+            }
+            return t;
+        }
+
+        /** Tells the held-up answer now. */
+        void tellNow() {
+            HeldUp h = heldUp;
+            heldUp = null;
+            if (h != null) {
+                h.letGo().countDown();
+            }
         }
 
         synchronized int told() {
@@ -357,6 +404,9 @@ class InvocationOwnershipPropertyTest {
         /** Requests of this instance that failed (a fault, or a request timed out on a loaded machine). */
         final AtomicInteger failedRequests = new AtomicInteger();
         final AtomicInteger answeredRequests = new AtomicInteger();
+        /** The sequences of the latest-sent requests told answered and failed (the order the health goes by). */
+        final java.util.concurrent.atomic.AtomicLong newestAnswered = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
+        final java.util.concurrent.atomic.AtomicLong newestFailed = new java.util.concurrent.atomic.AtomicLong(Long.MIN_VALUE);
         /** Failed requests about a lock (not a listing: a listing that failed, e.g. timed out at load, changes no lock). */
         final AtomicInteger failedLockRequests = new AtomicInteger();
         /** Requests reported as failed that were interrupted (a caller cancelled): health would say GCS is down. */
@@ -371,6 +421,15 @@ class InvocationOwnershipPropertyTest {
         /** Run when a page of a listing of this instance was answered (once), e.g. to cut it off before the next page. */
         volatile Runnable afterListPage;
 
+        /**
+         * Whether the latest-sent request of this instance told so far failed, and was sent after {@code sequence} (a
+         * cut): then its health must say GCS is unreachable (it goes by the order requests were sent, rule 20).
+         */
+        boolean latestSentFailedAfter(long sequence) {
+            long failed = newestFailed.get();
+            return failed > sequence && failed > newestAnswered.get();
+        }
+
         Instance(String id) {
             this.id = id;
             String client = "ownership-" + id;
@@ -380,6 +439,12 @@ class InvocationOwnershipPropertyTest {
                     .refreshInterval(Duration.ofMillis(300)).operationTimeout(OPERATION_TIMEOUT)
                     .backoff(Duration.ofMillis(10), Duration.ofMillis(100), 2).writeRateWindow(Duration.ZERO) // the emulator has no write limit here
                     .identity("instance-" + id).listener(reachability).listener(new io.github.gcslock.LockEventListener() {
+                        @Override
+                        public void requestCompleted(io.github.gcslock.RequestOutcome outcome) {
+                            (outcome.answered() ? newestAnswered : newestFailed).accumulateAndGet(outcome.sequence(), Math::max);
+                            io.github.gcslock.LockEventListener.super.requestCompleted(outcome);
+                        }
+
                         @Override
                         public void requestFailed(String name, GcsLockException error) {
                             failedRequests.incrementAndGet();
@@ -498,6 +563,8 @@ class InvocationOwnershipPropertyTest {
         boolean faulted;
         int failedAtCut;
         int answeredAtCut;
+        /** A request sequence taken just after the cut: requests sent after it cannot be answered while it lasts. */
+        long cutSequence;
 
         final long createdMs;
         String timing;
@@ -574,7 +641,18 @@ class InvocationOwnershipPropertyTest {
             faulted = true;
             cut = instance(instance);
             cutSteps = steps;
+            // With a probe, a request sent before the cut is answered, but the health hears it only after the probe
+            // failed (as from a loaded listener thread): older news, it must leave the health DOWN.
+            Thread toldLate = null;
+            if (probe) {
+                try {
+                    toldLate = cut.reachability.answerToldLate(cut.registry, "sent-before-cut-" + id);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
             cut.faults.partition(ClientFaults.Partition.FAIL);
+            cutSequence = io.github.gcslock.RequestOutcome.nextSequence();
             failedAtCut = cut.failedRequests.get();
             answeredAtCut = cut.answeredRequests.get();
             log.add("cut " + instance + " off GCS for " + steps + " step(s)");
@@ -588,6 +666,16 @@ class InvocationOwnershipPropertyTest {
                 log.add("  probe answered");
             } catch (GcsLockException e) {
                 log.add("  probe failed: " + e.getClass().getSimpleName());
+            } finally {
+                cut.reachability.tellNow();
+            }
+            if (toldLate != null) {
+                try {
+                    toldLate.join(SETTLE.toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                log.add("  the answer of a request sent before the cut, told to the health now");
             }
             for (Run r : runs) {
                 if (!r.ended && r.call.at == cut && r.lease != null && r.lease.isHealthy()) {
@@ -614,9 +702,11 @@ class InvocationOwnershipPropertyTest {
                 failLater = false;
             }
             int[] atPartition = {-1, -1};
+            long[] cutAt = {0};
             if (failLater) {
                 at.afterListPage = () -> {
                     at.faults.partition(ClientFaults.Partition.FAIL);
+                    cutAt[0] = io.github.gcslock.RequestOutcome.nextSequence();
                     atPartition[0] = at.failedRequests.get();
                     atPartition[1] = at.answeredRequests.get();
                 };
@@ -642,12 +732,13 @@ class InvocationOwnershipPropertyTest {
                 cutSteps = steps;
                 failedAtCut = atPartition[0];
                 answeredAtCut = atPartition[1];
+                cutSequence = cutAt[0];
                 if (at.failedRequests.get() == failedAtCut) {
                     violations.add("a listing of " + at.id + " was cut off after its first page, but no request failed: " + outcome);
                 }
                 // Nothing of this instance was answered since (it is cut off): its health must say GCS is unreachable.
-                int answeredAt = answeredAtCut;
-                String lag = reachableDespite(at, () -> at.answeredRequests.get() == answeredAt);
+                long cutAtSequence = cutSequence;
+                String lag = reachableDespite(at, () -> at.latestSentFailedAfter(cutAtSequence));
                 if (lag != null) {
                     violations.add("a listing of " + at.id + " failed on a later page (" + outcome + "), but its health says GCS is reachable" + lag);
                 }
@@ -755,7 +846,9 @@ class InvocationOwnershipPropertyTest {
                 log.add("  -> (waits)");
             }
             if (cut == at && call.gcsFailure != null) {
-                String lag = reachableDespite(at, () -> true);
+                long cutAtSequence = cutSequence;
+                Instance cutOff = at;
+                String lag = reachableDespite(cutOff, () -> cutOff.latestSentFailedAfter(cutAtSequence));
                 if (lag != null) {
                     violations.add(call + " failed on GCS (" + call.gcsFailure + ") while its health says GCS is reachable" + lag);
                 }
@@ -908,7 +1001,8 @@ class InvocationOwnershipPropertyTest {
             // Cut off, nothing of this instance can get an answer: once a request failed, its health stays DOWN.
             Instance off = cut;
             if (off != null) {
-                String lag = reachableDespite(off, () -> off.failedRequests.get() > failedAtCut && off.answeredRequests.get() == answeredAtCut);
+                long cutAtSequence = cutSequence;
+                String lag = reachableDespite(off, () -> off.latestSentFailedAfter(cutAtSequence));
                 if (lag != null) {
                     seen.add(off.id + " is cut off GCS and " + (off.failedRequests.get() - failedAtCut)
                             + " request(s) failed, but its health says GCS is reachable" + lag);
@@ -938,8 +1032,8 @@ class InvocationOwnershipPropertyTest {
         }
 
         /**
-         * Null unless {@code at}'s health says GCS is reachable while {@code failing} (by the counting listener's
-         * counts) holds, once its reachability was told as many request events as the counting listener was: then ""
+         * Null unless {@code at}'s health says GCS is reachable while {@code failing} (by what the counting listener
+         * was told: the latest-sent request failed) holds, once its reachability was told as many request events as the counting listener was: then ""
          * (or why it was judged before, if it never caught up within SETTLE). The two are listeners of their own and
          * each listener is told a lock's events on a channel of its own (rule 20), so one may be told a failure some
          * time before the other (at load, a refresh's failure on the listener threads: seen as "B is cut off GCS and 1
