@@ -174,6 +174,8 @@ muts = [
  ("events: a channel per registration, not per listener object", E+'Listeners.java', "return new LockEventDispatcher.Channel(name == null ? NO_LOCK : name, registration);", "return new LockEventDispatcher.Channel(name == null ? NO_LOCK : name, registration.listener);", "Rule20ReviewTest#aListenerRegisteredTwiceIsToldAcquiredOnTheAcquiringThreadAndItsErrorFailsTheCall"),
  ("events: a loss is queued for every listener in the step that declares it (before any release can follow it)", E+'GcsLease.java', "            state = State.LOST;\n            lostReason = reason;\n            cancelRefresh();", "            state = State.LOST;\n            lostReason = reason;\n        }\n        {\n            cancelRefresh();", "Rule20ReviewTest#aReleaseByAnOnLostListenerComesAfterEveryListenersLost"),
  ("tryAcquire: an interrupt that cuts it short is reported as one, not as an outage", E+'Acquirer.java', "throw LockStore.cutShortByInterrupt(e) ? LockStore.interrupted(name, e) : store.unavailable(name, e);", "throw store.unavailable(name, e);", "InterruptedGcsCallTest#anInterruptedOneShotIsReportedAsAnInterruptNotAsAnOutage"),
+ # issue 29, review3 of rule 20: a failed call never leaves a lease held, whatever holds a listener took on it
+ ("events: an Error in acquireFinished releases the whole lease, not the call's hold", E+'Acquirer.java', "issuer.releaseFailedHandOut(handedOut);", "handedOut.release();", "Rule20Review2Test#anErrorInAcquireFinishedReleasesTheLeaseEvenIfAListenerTookANestedHoldOfIt"),
 ]
 import re, time, shutil, glob
 args = sys.argv[1:]

@@ -111,7 +111,8 @@ final class Acquirer {
         } catch (Error e) {
             if (handedOut != null) {
                 log.warn("lock '{}': a listener failed after the lock was handed out ({}); releasing it", name, e.toString());
-                handedOut.release();
+                // The whole lease, not one hold: a listener may have taken a nested hold of it in acquired.
+                issuer.releaseFailedHandOut(handedOut);
             }
             if (failed != null && failed != e) {
                 failed.addSuppressed(e);

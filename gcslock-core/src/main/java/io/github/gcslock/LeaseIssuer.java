@@ -112,6 +112,19 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     }
 
     /**
+     * A call that handed out {@code lease} fails after all (a listener's Error in acquireFinished, rule 20): the lease
+     * is released now, whatever holds a listener took on it meanwhile (a nested hold taken in acquired), as a failed
+     * hand-out in {@code acquired} is. A call that failed never leaves a lease held.
+     */
+    void releaseFailedHandOut(Lease lease) {
+        if (lease instanceof GcsLease own) {
+            release.releaseNow(own);
+        } else {
+            lease.release();
+        }
+    }
+
+    /**
      * Closes: no lease is handed out from now on; every lease handed out until now is released (deleting
      * its lock object). {@code wakeWaiters} runs once the registry counts as closed, before the releases.
      * Idempotent.
