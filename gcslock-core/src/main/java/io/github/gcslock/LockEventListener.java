@@ -16,7 +16,10 @@ import java.time.Duration;
  * listener (a slow {@link #lost} listener, its {@link #released}), that listener's {@link #acquireStarted},
  * {@link #tookOver}, {@link #fencingTokenRegression}, {@link #acquired} or {@link #notAcquired}, and
  * {@link #acquireFinished} are queued behind them and run on a listener thread, after the call returned; an
- * acquiring thread never waits for listeners. A slow listener of one lock does not delay the events of another.
+ * acquiring thread never waits for listeners. Likewise, while the acquiring thread is still busy telling another
+ * listener (one that blocks there), a later event of the lock for a listener it has not reached yet (a refresh of the
+ * new lease, its loss) makes a listener thread take over that listener's pending acquisition events and tell them
+ * first, so that they never hold the later event back. A slow listener of one lock does not delay the events of another.
  * A listener registered twice is told each event twice, each registration in its own order.
  *
  * <p>Every listener is told every event, whatever another listener threw. Exceptions thrown by a listener are
@@ -24,7 +27,7 @@ import java.time.Duration;
  * {@link #acquired} or {@link #acquireFinished} when it runs there): once every listener has been told, the
  * Error reaches the caller, and a lease the call would have returned is released first (a call that failed
  * never leaves a lease held). An event queued behind a previous lease's events runs after the call
- * returned: an Error there is logged, and the lease stays held.
+ * returned, and so does one a listener thread took over: an Error there is logged, and the lease stays held.
  *
  * <p>Events of different locks are not told in the order they happened: each lock (and a listing) is a channel of
  * its own, and a request's outcome is known only when its reply came or its timeout ran out. A listener that keeps
@@ -38,8 +41,9 @@ public interface LockEventListener {
      * asking for the lock: called synchronously on the calling thread once the call is known not to be a
      * reentrant hold, before any wait or GCS request. {@link #acquireFinished} always follows for the
      * same call, on the same thread — unless this listener still had earlier events of the lock to be told (a
-     * previous lease's, or a refresh of the new lease raised first): then either is queued behind those and runs on a
-     * listener thread, after the call returned (see above; {@code took} is the acquisition's all the same).
+     * previous lease's, or a refresh of the new lease raised first), or a later event of the lock arrived for this
+     * listener while the calling thread was still telling another one: then either runs on a listener thread, in
+     * order, possibly after the call returned (see above; {@code took} is the acquisition's all the same).
      *
      * @param name the lock name
      * @param mode how the call asks: one attempt, or waiting up to its limit

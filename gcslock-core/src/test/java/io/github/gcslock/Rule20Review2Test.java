@@ -987,9 +987,10 @@ class Rule20Review2Test extends EmulatorTestBase {
      * raised after B's reservation, arrives behind it meanwhile and a listener thread takes B's acquireFinished over
      * (DESIGN.md rule 20's "Reservations"): checks which of the two promises holds.
      */
-    @Disabled("Defect (Javadoc vs. behaviour): [B's acquireFinished on the calling thread (acquireFinished Javadoc)] Expecting actual: [\"gcslock-events-1\"] to contain exactly (and in same order): [\"Thread-20\"]: a later refresh took B's reservation over; B's Error was logged and the call returned the lease")
+    // Review3 found the Javadoc promised the calling thread here; the takeover is rule 20 ("Reservations"), and the
+    // Javadoc now says so. Kept as the takeover's pin: B's events run on a listener thread, its Error only logged.
     @Test
-    void aListenerWithNothingPendingIsToldAcquireFinishedOnTheCallingThreadAndItsErrorFailsTheCall() throws Exception {
+    void aListenerWithNothingPendingWhoseAcquireFinishedALaterRefreshOvertakesIsToldOnAListenerThread() throws Exception {
         CountDownLatch aIn = new CountDownLatch(1);
         CountDownLatch letA = new CountDownLatch(1);
         List<String> bThreads = new CopyOnWriteArrayList<>();
@@ -1025,8 +1026,12 @@ class Rule20Review2Test extends EmulatorTestBase {
             letA.countDown();
             Object got = call.get(30, TimeUnit.SECONDS);
             await().atMost(PROMPTLY).until(() -> !bThreads.isEmpty());
-            assertThat(bThreads).as("B's acquireFinished on the calling thread (acquireFinished Javadoc)").containsExactly(caller.get());
-            assertThat(got).as("B's Error fails the call").isInstanceOf(AssertionError.class);
+            // B was told promptly, while A still blocked the calling thread: on a listener thread, once (rule 20,
+            // "Reservations"); its Error is logged and the call returns the lease, as the Javadoc now says.
+            assertThat(bThreads).as("B's acquireFinished, taken over by a listener thread while A blocked the caller")
+                    .hasSize(1).doesNotContain(caller.get());
+            assertThat(got).as("the call returns its lease (B's Error on a listener thread is only logged)").isInstanceOf(Lease.class);
+            ((Lease) got).release();
             assertThat(object("b17")).isNull();
         } finally {
             letA.countDown();
