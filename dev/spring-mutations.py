@@ -103,7 +103,7 @@ for label, f, old, new, *rest in muts:
     try:
         r = subprocess.run(['./mvnw', '-B', '-q', '-o', '-pl', 'gcslock-spring-boot-autoconfigure', '-am', 'test',
                             '-Dtest=InvocationOwnershipPropertyTest', '-Dsurefire.failIfNoSpecifiedTests=false',
-                            '-Djqwik.tries.default=' + tries], capture_output=True, text=True, timeout=1200)
+                            '-Djqwik.tries.default=' + tries, '-Dgcslock.pbt.strict=true'], capture_output=True, text=True, timeout=1200)
         out = r.stdout + r.stderr
         if r.returncode != 0 and 'COMPILATION ERROR' in out:
             print("COMPILE ERROR " + label, flush=True); continue
