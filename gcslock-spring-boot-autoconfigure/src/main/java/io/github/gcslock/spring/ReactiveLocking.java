@@ -9,8 +9,11 @@ import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 import reactor.util.context.ContextView;
 
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicReference;
@@ -123,6 +126,10 @@ final class ReactiveLocking {
                     .subscribeOn(Schedulers.boundedElastic())
                     .doOnCancel(() -> attempt.cancelled(release, pending));
         });
+        // Each subscription's acquisition failure is told at this outer edge only if gcslock has not heard the
+        // subscriber leave (decided under the attempt's monitor, as the cancel is heard): usingWhen took the failure
+        // over while the subscriber was there, but the subscriber may leave on its way out (a timeout firing), and an
+        // error signalled to a subscriber that left is dropped by Reactor, which logs it at ERROR.
         // Each subscription's cancel is heard first outside usingWhen, on the canceller's thread before it signals
         // anything downstream (timeout's error, take's completion, the retry that follows): usingWhen defers a cancel
         // that comes while the method's own code runs (before its publisher is subscribed) and ignores one that comes
@@ -137,6 +144,7 @@ final class ReactiveLocking {
                                         .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
                                 giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel)
                         .contextWrite(Context.of(SUBSCRIPTION, subscription))
+                        .onErrorResume(e -> tells(subscription, e) ? Flux.error(e) : Flux.empty())
                         .doOnCancel(() -> cancelRequested(subscription, pending));
             });
         }
@@ -148,6 +156,7 @@ final class ReactiveLocking {
                                     .contextWrite(ctx -> holding(ctx, name, a.owner, leaseOf.apply(a.resource))),
                             giveBack, (a, error) -> giveBack.apply(a), giveBackOnCancel)
                     .contextWrite(Context.of(SUBSCRIPTION, subscription))
+                    .onErrorResume(e -> tells(subscription, e) ? Mono.error(e) : Mono.empty())
                     .doOnCancel(() -> cancelRequested(subscription, pending));
         });
     }
@@ -160,6 +169,28 @@ final class ReactiveLocking {
             attempt.callerLeft(pending);
         }
     }
+
+    /**
+     * Whether the error {@code e}, on its way out of a subscription, is signalled to its subscriber: not if it is the
+     * subscription's acquisition failure and gcslock heard the subscriber leave first (see {@link Attempt#tells}).
+     */
+    private static boolean tells(AtomicReference<Attempt<?>> subscription, Throwable e) {
+        Attempt<?> attempt = subscription.get();
+        return attempt == null || attempt.tells(e);
+    }
+
+    /**
+     * Whether gcslock signalled the acquisition failure {@code e} to a subscriber before it heard that subscriber leave:
+     * the two crossed (a {@code timeout} firing as the lock was refused, typically). Reactor drops such an error,
+     * logging it at ERROR, as it drops any publisher's error that meets a cancel on its way; gcslock never signals
+     * one after it heard the cancel. For tests, which judge Reactor's dropped errors by this order.
+     */
+    static boolean signalledBeforeTheSubscriberLeft(Throwable e) {
+        return CROSSED.contains(e);
+    }
+
+    /** Acquisition failures signalled before gcslock heard their subscriber leave (see above); weakly held. */
+    private static final Set<Throwable> CROSSED = Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
     /** The holder of {@code name} that this chain runs inside (a nested call, reentrant), or null. */
     private static LockOwner enclosingOwner(ContextView ctx, String name) {
@@ -191,6 +222,8 @@ final class ReactiveLocking {
         private boolean cancelled;
         /** The subscriber left: heard outside usingWhen, before the cancel reaches the acquisition (see {@link #callerLeft}). */
         private boolean left;
+        /** The {@link #failure} went out to the subscriber (see {@link #tells}). */
+        private boolean told;
         private boolean adopted;
         private boolean started;
         private boolean acquisitionEnded;
@@ -260,6 +293,9 @@ final class ReactiveLocking {
          */
         synchronized void callerLeft(Function<Supplier<Thread>, CompletableFuture<Void>> pending) {
             left = true;
+            if (told) {
+                CROSSED.add(failure); // signalled before the subscriber left: the two crossed (Reactor may drop it)
+            }
             if (!started) {
                 cancelled = true;
                 over();
@@ -278,6 +314,24 @@ final class ReactiveLocking {
             if (started && !over && awaited == null) {
                 awaited = pending.apply(() -> ownCode);
             }
+        }
+
+        /**
+         * The error {@code e} reaches the outer edge of this subscription: whether it goes on to the subscriber. The
+         * method's own errors always do (Reactor drops one that meets a cancel, as for any publisher); this
+         * acquisition's failure only if the subscriber has not left — decided here, with {@link #callerLeft}, so that
+         * gcslock never signals its failure after it heard the subscriber leave (usingWhen may have taken it over just
+         * before: a subscriber that left drops it, which Reactor logs at ERROR).
+         */
+        synchronized boolean tells(Throwable e) {
+            if (e != failure) {
+                return true;
+            }
+            if (left) {
+                return false;
+            }
+            told = true;
+            return true;
         }
 
         /** Invokes the method (its own code, on this thread) under this subscription's lock: returns its publisher. */

@@ -231,6 +231,112 @@ class OwnCallRaceAndShutdownReentryTest {
         }
     }
 
+    @Test
+    void aRefusalWhoseSubscriberLeavesOnItsWayOutIsToldToNobodyAndNotDroppedByReactor() throws Exception {
+        // InvocationOwnershipPropertyTest's long run: 'A MONO FAIL x via TIMEOUT_RETRY(17 ms) ...' refused (the name held
+        // by another caller's call, rightly) as its timeout fired: 'Reactor dropped an error (logged as ERROR):
+        // LockNotAcquiredException'. usingWhen took the refusal over while the subscriber was there; the subscriber left
+        // while the error was on its way out of usingWhen. Here the error is held there until gcslock heard the
+        // subscriber leave (its dispose returned): gcslock must not signal its refusal after that.
+        String name = "refusal-crosses-cancel";
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch holderMayEnd = new CountDownLatch(1);
+        CountDownLatch errorOutOfUsingWhen = new CountDownLatch(1);
+        CountDownLatch errorMayGoOn = new CountDownLatch(1);
+        CountDownLatch errorPassed = new CountDownLatch(1);
+        List<Throwable> dropped = new java.util.concurrent.CopyOnWriteArrayList<>();
+        AtomicReference<Throwable> told = new AtomicReference<>();
+        reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
+        Disposable holder = jobs.monoFail(name, () -> {
+            holding.countDown();
+            awaitLatch(holderMayEnd);
+        }).subscribe();
+        try {
+            assertThat(holding.await(30, TimeUnit.SECONDS)).as("another call holds the name").isTrue();
+            ThreadLocal<Boolean> armed = ThreadLocal.withInitial(() -> false);
+            reactor.core.publisher.Hooks.onEachOperator(PIECES, reactor.core.publisher.Operators.lift(
+                    sc -> armed.get() && sc.getClass().getSimpleName().equals("MonoUsingWhen"),
+                    (sc, actual) -> new HeldError<>(actual, errorOutOfUsingWhen, errorMayGoOn, errorPassed)));
+            Disposable refused;
+            armed.set(true);
+            try {
+                refused = jobs.monoFail(name, () -> { }).subscribe(v -> { }, told::set);
+            } finally {
+                armed.set(false);
+            }
+            assertThat(errorOutOfUsingWhen.await(30, TimeUnit.SECONDS)).as("the refusal left usingWhen").isTrue();
+            refused.dispose();
+            errorMayGoOn.countDown();
+            assertThat(errorPassed.await(30, TimeUnit.SECONDS)).as("the refusal passed on").isTrue();
+            assertThat(told.get()).as("the refusal told to the subscriber that left").isNull();
+            assertThat(dropped).as("errors Reactor dropped (logged at ERROR)").isEmpty();
+        } finally {
+            errorMayGoOn.countDown();
+            holderMayEnd.countDown();
+            holder.dispose();
+            reactor.core.publisher.Hooks.resetOnEachOperator(PIECES);
+            reactor.core.publisher.Hooks.resetOnErrorDropped();
+        }
+    }
+
+    /** Passes everything on, except that an error waits, after saying it came, until the test lets it go on. */
+    static final class HeldError<T> implements reactor.core.CoreSubscriber<T>, org.reactivestreams.Subscription {
+        private final reactor.core.CoreSubscriber<? super T> actual;
+        private final CountDownLatch came;
+        private final CountDownLatch goOn;
+        private final CountDownLatch passed;
+        private org.reactivestreams.Subscription upstream;
+
+        HeldError(reactor.core.CoreSubscriber<? super T> actual, CountDownLatch came, CountDownLatch goOn, CountDownLatch passed) {
+            this.actual = actual;
+            this.came = came;
+            this.goOn = goOn;
+            this.passed = passed;
+        }
+
+        @Override
+        public reactor.util.context.Context currentContext() {
+            return actual.currentContext();
+        }
+
+        @Override
+        public void onSubscribe(org.reactivestreams.Subscription s) {
+            upstream = s;
+            actual.onSubscribe(this);
+        }
+
+        @Override
+        public void onNext(T t) {
+            actual.onNext(t);
+        }
+
+        @Override
+        public void onError(Throwable t) {
+            came.countDown();
+            awaitLatch(goOn);
+            try {
+                actual.onError(t);
+            } finally {
+                passed.countDown();
+            }
+        }
+
+        @Override
+        public void onComplete() {
+            actual.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            upstream.request(n);
+        }
+
+        @Override
+        public void cancel() {
+            upstream.cancel();
+        }
+    }
+
     private static final String PIECES = "OwnCallRaceAndShutdownReentryTest.pieces";
 
     /** Passes everything on, except that the first cancel waits, after saying it came, until the test lets it go on. */
