@@ -83,6 +83,11 @@ muts = [
   S+'ReactiveLocking.java',
   "            if (!started) {\n                cancelled = true;\n                over();\n                return;\n            }\n            cancelRequested(pending);",
   "            cancelRequested(pending);"),
+ # issue 26, class (a) of the long runs: a refusal whose subscriber left on its way out of usingWhen
+ ("26: an acquisition failure is signalled after gcslock heard its subscriber leave (Reactor drops it: ERROR)",
+  S+'ReactiveLocking.java',
+  "            if (left) {\n                return false;\n            }\n            told = true;",
+  "            told = true;"),
 ]
 args = sys.argv[1:]
 tries = '100'

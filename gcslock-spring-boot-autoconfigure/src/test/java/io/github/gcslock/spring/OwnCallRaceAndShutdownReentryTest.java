@@ -279,6 +279,57 @@ class OwnCallRaceAndShutdownReentryTest {
         }
     }
 
+    @Test
+    void aRefusalSignalledBeforeItsSubscriberLeftIsKnownAsCrossingTheCancel() throws Exception {
+        // The order InvocationOwnershipPropertyTest judges Reactor's dropped errors by: a refusal gcslock signalled
+        // before it heard the subscriber leave crossed the cancel (Reactor's own race); one it heard first is never
+        // signalled (above).
+        String name = "refusal-before-cancel";
+        CountDownLatch holding = new CountDownLatch(1);
+        CountDownLatch holderMayEnd = new CountDownLatch(1);
+        Disposable holder = jobs.monoFail(name, () -> {
+            holding.countDown();
+            awaitLatch(holderMayEnd);
+        }).subscribe();
+        try {
+            assertThat(holding.await(30, TimeUnit.SECONDS)).as("another call holds the name").isTrue();
+            CompletableFuture<Throwable> told = new CompletableFuture<>();
+            java.util.concurrent.atomic.AtomicBoolean crossedBefore = new java.util.concurrent.atomic.AtomicBoolean(true);
+            jobs.monoFail(name, () -> { }).subscribe(new reactor.core.CoreSubscriber<String>() {
+                private org.reactivestreams.Subscription s;
+
+                @Override
+                public void onSubscribe(org.reactivestreams.Subscription s) {
+                    this.s = s;
+                    s.request(1);
+                }
+
+                @Override
+                public void onNext(String v) {
+                }
+
+                @Override
+                public void onError(Throwable t) {
+                    crossedBefore.set(ReactiveLocking.signalledBeforeTheSubscriberLeft(t));
+                    s.cancel(); // the subscriber leaves as the refusal reaches it (a timeout that fired meanwhile)
+                    told.complete(t);
+                }
+
+                @Override
+                public void onComplete() {
+                    told.complete(null);
+                }
+            });
+            Throwable refusal = told.get(30, TimeUnit.SECONDS);
+            assertThat(refusal).isInstanceOf(io.github.gcslock.LockNotAcquiredException.class);
+            assertThat(crossedBefore).as("known as crossing a cancel before the subscriber left").isFalse();
+            assertThat(ReactiveLocking.signalledBeforeTheSubscriberLeft(refusal)).as("known as crossing the cancel").isTrue();
+        } finally {
+            holderMayEnd.countDown();
+            holder.dispose();
+        }
+    }
+
     /** Passes everything on, except that an error waits, after saying it came, until the test lets it go on. */
     static final class HeldError<T> implements reactor.core.CoreSubscriber<T>, org.reactivestreams.Subscription {
         private final reactor.core.CoreSubscriber<? super T> actual;
