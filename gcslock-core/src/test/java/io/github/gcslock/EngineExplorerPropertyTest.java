@@ -1008,15 +1008,27 @@ class EngineExplorerPropertyTest {
             meta.put("gcslock-owner", owner);
             meta.put("gcslock-lease", lease);
             meta.put("gcslock-ttl", ttl);
+            Blob b;
             try {
-                Blob b = admin.create(com.google.cloud.storage.BlobInfo.newBuilder(bucket, "gcslock/" + name).setMetadata(meta).build(),
+                b = admin.create(com.google.cloud.storage.BlobInfo.newBuilder(bucket, "gcslock/" + name).setMetadata(meta).build(),
                         new byte[0], Storage.BlobTargetOption.doesNotExist());
-                excused.add(lease);
-                leftBehind.add(new Object[] {name, b.getGeneration(), b.getUpdateTimeOffsetDateTime().toInstant().toEpochMilli(),
-                        left == Left.DEAD_HOLDER || left == Left.OWN_LEAK ? Long.parseLong(ttl) : -1L, owner});
             } catch (com.google.cloud.storage.StorageException e) {
-                return; // the name is held (412) or the write limit refused it (429): nothing left
+                // The name is held (412) or the write limit refused it (429): nothing left -- unless this create
+                // committed and its reply was lost (DROP_CREATE_REPLY hits the next create of any client, this one
+                // too), when the client's retry met 412 on this very object: it is left behind all the same.
+                try {
+                    b = object(name);
+                } catch (com.google.cloud.storage.StorageException unread) {
+                    excused.add(lease); // whether it was written is unknown: if it was, it is this step's, no registry's
+                    return;
+                }
+                if (b == null || !lease.equals(b.getMetadata() == null ? null : b.getMetadata().get("gcslock-lease"))) {
+                    return;
+                }
             }
+            excused.add(lease);
+            leftBehind.add(new Object[] {name, b.getGeneration(), b.getUpdateTimeOffsetDateTime().toInstant().toEpochMilli(),
+                    left == Left.DEAD_HOLDER || left == Left.OWN_LEAK ? Long.parseLong(ttl) : -1L, owner});
             // Rule 19/20 and the "changes nothing ... in every other process that reads the object": every
             // process reads it and tries it, and gets a documented outcome (no overflow, no undocumented exception).
             readableByEveryone(name, "an object left with TTL " + ttl);
