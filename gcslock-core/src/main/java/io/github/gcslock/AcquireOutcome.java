@@ -2,7 +2,8 @@ package io.github.gcslock;
 
 /**
  * How a {@code tryAcquire} or {@code acquire} call ended, as told to {@link LockEventListener#acquireFinished}.
- * Reentrant holds are not acquisitions and have no outcome.
+ * Reentrant holds are not acquisitions and have no outcome, except a call that became one because a listener took
+ * the lock for its owner inside {@link LockEventListener#acquireStarted}: announced, it ends {@link #ACQUIRED}.
  */
 public enum AcquireOutcome {
 

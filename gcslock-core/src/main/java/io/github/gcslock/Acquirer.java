@@ -55,21 +55,31 @@ final class Acquirer {
         closing.countDown();
     }
 
+    /**
+     * Whether a call told acquireStarted. A reentrant hold found before that is no acquisition and is told nothing; one
+     * found after it (a listener took the name for this owner inside acquireStarted, rule 17) is told acquireFinished,
+     * which always follows acquireStarted (rule 20).
+     */
+    private static final class Announcement {
+        boolean told;
+    }
+
     /** {@code tryAcquire} of the public API: one attempt, told to the listeners (acquireStarted ... acquireFinished). */
     Optional<Lease> tryAcquire(String name, Duration ttl, LockOwner owner) {
         long start = nanoTime.getAsLong();
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Optional<Lease> lease = Optional.empty();
         Throwable failed = null;
+        Announcement call = new Announcement();
         try {
-            lease = tryOnce(name, context.timingFor(name, ttl), owner.key());
+            lease = tryOnce(name, context.timingFor(name, ttl), owner.key(), call);
             outcome = lease.isPresent() ? AcquireOutcome.ACQUIRED : AcquireOutcome.BUSY;
             return lease;
         } catch (Throwable e) {
             failed = e;
             throw e;
         } finally {
-            if (!(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
+            if (call.told || !(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
                 finished(name, outcome, start, lease.orElse(null), failed);
             }
         }
@@ -81,8 +91,9 @@ final class Acquirer {
         AcquireOutcome outcome = AcquireOutcome.ERROR;
         Lease lease = null;
         Throwable failed = null;
+        Announcement call = new Announcement();
         try {
-            lease = waitFor(name, maxWait, context.timingFor(name, ttl), owner.key());
+            lease = waitFor(name, maxWait, context.timingFor(name, ttl), owner.key(), call);
             outcome = AcquireOutcome.ACQUIRED;
             return lease;
         } catch (LockNotAcquiredException e) {
@@ -93,7 +104,7 @@ final class Acquirer {
             failed = e;
             throw e;
         } finally {
-            if (!(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
+            if (call.told || !(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
                 finished(name, outcome, start, lease, failed);
             }
         }
@@ -123,23 +134,29 @@ final class Acquirer {
     }
 
     /** One attempt: the lease, or empty if another process — or another owner here, holding or asking — has it. */
-    private Optional<Lease> tryOnce(String name, LeaseTiming timing, Object owner) {
+    private Optional<Lease> tryOnce(String name, LeaseTiming timing, Object owner, Announcement call) {
         issuer.checkOpen();
         LockObject.validateName(prefix, name);
         LocalSlot slot = holds.pin(name);
         try {
-            return tryOnce(name, slot, timing, owner);
+            return tryOnce(name, slot, timing, owner, call);
         } finally {
             holds.unpin(name, slot);
         }
     }
 
-    private Optional<Lease> tryOnce(String name, LocalSlot slot, LeaseTiming timing, Object owner) {
+    private Optional<Lease> tryOnce(String name, LocalSlot slot, LeaseTiming timing, Object owner, Announcement call) {
         Lease reentrant = holds.reenter(slot, name, owner);
         if (reentrant != null) {
             return Optional.of(reentrant);
         }
+        call.told = true;
         listeners.acquireStarted(name, AcquireMode.TRY);
+        // Rule 17: a listener may have taken the name for this very owner inside acquireStarted (on this thread).
+        reentrant = holds.reenter(slot, name, owner);
+        if (reentrant != null) {
+            return Optional.of(reentrant);
+        }
         if (!slot.permit.tryAcquire()) {
             return Optional.empty(); // another owner here (thread or invocation) holds it, or is asking GCS right now
         }
@@ -181,32 +198,37 @@ final class Acquirer {
     }
 
     /** Waits up to {@code maxWait} for the lease. */
-    private Lease waitFor(String name, Duration maxWait, LeaseTiming timing, Object owner) throws InterruptedException {
+    private Lease waitFor(String name, Duration maxWait, LeaseTiming timing, Object owner, Announcement call) throws InterruptedException {
         issuer.checkOpen();
         LockObject.validateName(prefix, name);
         LockSettings.requireNonNegative("maxWait", maxWait);
         LocalSlot slot = holds.pin(name);
         try {
-            return waitFor(name, maxWait, slot, timing, owner);
+            return waitFor(name, maxWait, slot, timing, owner, call);
         } finally {
             holds.unpin(name, slot);
         }
     }
 
-    private Lease waitFor(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing, Object owner) throws InterruptedException {
+    private Lease waitFor(String name, Duration maxWait, LocalSlot slot, LeaseTiming timing, Object owner, Announcement call)
+            throws InterruptedException {
         long budget = saturatedNanos(maxWait);
         Lease reentrant = holds.reenter(slot, name, owner);
         if (reentrant != null) {
             return reentrant;
         }
-        if (budget > 0 && owner != Thread.currentThread() && holds.ownedBy(slot, Thread.currentThread())) {
-            // Rule 17: an invocation asks to wait for a name that the calling thread itself holds. The thread
-            // cannot give its hold back while it waits here, so the wait could only end at its budget (or never).
-            throw new IllegalStateException("lock '" + name + "' is held by this thread (" + Thread.currentThread().getName()
-                    + "), so " + owner + " would wait for a hold that cannot end while it waits: an invocation is "
-                    + "not reentrant into its thread's hold; start it outside that hold, or use a plain call");
-        }
+        refuseWaitForOwnThread(name, slot, budget, owner);
+        call.told = true;
         listeners.acquireStarted(name, AcquireMode.WAIT);
+        // Rule 17 again, after acquireStarted: a listener may have taken the name inside it, on this thread. For this
+        // very owner the call is a reentrant hold (told acquireFinished, as every announced call is); for an invocation
+        // whose thread now holds it, the wait is refused as above. Checked only before it, the wait sat out its whole
+        // budget for a hold of its own owner (Lock.lock(): for ever).
+        reentrant = holds.reenter(slot, name, owner);
+        if (reentrant != null) {
+            return reentrant;
+        }
+        refuseWaitForOwnThread(name, slot, budget, owner);
         // The budget runs from the announcement of the wait: a wait that ends at its budget without a last look
         // (rule 16) lasts at least maxWait for whoever measures it from acquireStarted.
         long start = nanoTime.getAsLong();
@@ -226,6 +248,18 @@ final class Acquirer {
                 attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing));
             }
             throw ended;
+        }
+    }
+
+    /**
+     * Rule 17: an invocation asks to wait for a name that the calling thread itself holds. The thread cannot give its
+     * hold back while it waits here, so the wait could only end at its budget (or never): refused at once.
+     */
+    private void refuseWaitForOwnThread(String name, LocalSlot slot, long budget, Object owner) {
+        if (budget > 0 && owner != Thread.currentThread() && holds.ownedBy(slot, Thread.currentThread())) {
+            throw new IllegalStateException("lock '" + name + "' is held by this thread (" + Thread.currentThread().getName()
+                    + "), so " + owner + " would wait for a hold that cannot end while it waits: an invocation is "
+                    + "not reentrant into its thread's hold; start it outside that hold, or use a plain call");
         }
     }
 

@@ -39,7 +39,9 @@ public interface LockEventListener {
     /**
      * A {@code tryAcquire} ({@link AcquireMode#TRY}) or {@code acquire} ({@link AcquireMode#WAIT}) call starts
      * asking for the lock: called synchronously on the calling thread once the call is known not to be a
-     * reentrant hold, before any wait or GCS request. {@link #acquireFinished} always follows for the
+     * reentrant hold, before any wait or GCS request. If this callback itself takes the lock on the calling thread for
+     * the call's owner (a plain {@code tryAcquire} here), the call becomes a reentrant hold of that lease, finished
+     * {@link AcquireOutcome#ACQUIRED} without an {@link #acquired} of its own. {@link #acquireFinished} always follows for the
      * same call, on the same thread — unless this listener still had earlier events of the lock to be told (a
      * previous lease's, or a refresh of the new lease raised first), or a later event of the lock arrived for this
      * listener while the calling thread was still telling another one: then either runs on a listener thread, in
@@ -52,7 +54,8 @@ public interface LockEventListener {
     }
 
     /**
-     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds), on the calling thread
+     * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds, except one that an
+     * {@link #acquireStarted} listener made reentrant by taking the lock itself), on the calling thread
      * before the call returns or throws, unless queued behind this listener's earlier events of the lock (see above). Also called without a preceding {@link #acquireStarted} when the
      * call failed before asking (bad input, closed registry).
      *
