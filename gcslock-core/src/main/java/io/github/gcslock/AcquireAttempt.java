@@ -50,6 +50,9 @@ final class AcquireAttempt {
 
         /** The proven lower bound of GCS time, or null before any reply (for the waiting pace). */
         Instant estimatedGcsNowOrNull();
+
+        /** Throws "closed" if the registry was closed meanwhile (an attempt that waited, before it creates: rule 14). */
+        void checkOpen(String name);
     }
 
     private final String bucket;
@@ -308,6 +311,9 @@ final class AcquireAttempt {
                     awaitWriteWindow(ownDeleteEnded);
                     now = clock.instant();
                     sent = nanoTime.getAsLong();
+                } else if (awaitWriteWindowAfterAnEarlierDelete(name, store, id)) {
+                    now = clock.instant();
+                    sent = nanoTime.getAsLong();
                 }
                 try {
                     Blob created = creator.create(
@@ -480,6 +486,23 @@ final class AcquireAttempt {
         if (runtime.sleepUntilIgnoringInterrupts(windowEnd, nanoTime)) {
             Thread.currentThread().interrupt();
         }
+    }
+
+    /**
+     * Rule 21 for a new acquisition's create: this process's last DELETE of the object (a release of ours a moment
+     * ago, the DELETE that handed the name to a waiter of this process, a forced delete, an earlier attempt's
+     * takeover) was a write to it, so the create waits out the window after that call's end; GCS would answer 429 and
+     * the client retry it (4 requests for one reacquire right after a release). Whether it waited. A registry closed
+     * meanwhile fails the attempt before it creates (a create after close() returned would leave its object behind).
+     */
+    private boolean awaitWriteWindowAfterAnEarlierDelete(String name, LockStore store, BlobId id) {
+        Long ended = store.lastDeleteEnded(id);
+        if (ended == null || nanoTime.getAsLong() - (ended + pacing.writeRateWindow().toNanos()) >= 0) {
+            return false;
+        }
+        awaitWriteWindow(ended);
+        engine.checkOpen(name);
+        return true;
     }
 
     /**

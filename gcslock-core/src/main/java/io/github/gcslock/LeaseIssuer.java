@@ -62,7 +62,8 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     }
 
     /** Throws if the registry is closed (a call for {@code name} under way: it fails with "closed"). */
-    void checkOpen(String name) {
+    @Override
+    public void checkOpen(String name) {
         if (closed) {
             throw closedException(name);
         }

@@ -52,10 +52,26 @@ final class LockStore {
         void completed(RequestOutcome outcome);
     }
 
-    /** Where outcomes go; one for a store and every view of it (single-try, tighter timeouts). */
+    /**
+     * Where outcomes go, and when this process's last DELETE of each object ended; one for a store and every view of
+     * it (single-try, tighter timeouts).
+     */
     private static final class OutcomeSink {
         volatile RequestOutcomes target = RequestOutcomes.NONE;
+        /**
+         * Per object name, when the last DELETE this store sent to it returned, answered or failed (rule 21: the next
+         * create of ours waits out the write window after it). The least recently used are forgotten (names may be
+         * per tenant): forgetting costs at most a 429 that the client's retry absorbs, never safety.
+         */
+        final Map<String, Long> deleteEnded = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+                return size() > MAX_DELETES_REMEMBERED;
+            }
+        });
     }
+
+    private static final int MAX_DELETES_REMEMBERED = 10_000;
 
     private final Storage storage;
     private final String bucket;
@@ -210,8 +226,12 @@ final class LockStore {
      * object changed; false if it was already gone.
      */
     boolean delete(BlobId id, long generation, long metageneration) {
-        return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation),
-                Storage.BlobSourceOption.metagenerationMatch(metageneration));
+        try {
+            return storage.delete(id, Storage.BlobSourceOption.generationMatch(generation),
+                    Storage.BlobSourceOption.metagenerationMatch(metageneration));
+        } finally {
+            deleteEnded(id);
+        }
     }
 
     /**
@@ -228,7 +248,22 @@ final class LockStore {
                 return false; // it changed: refreshed by its holder or taken by someone else
             }
             throw e;
+        } finally {
+            deleteEnded(seen.getBlobId());
         }
+    }
+
+    private void deleteEnded(BlobId id) {
+        outcomes.deleteEnded.put(id.getName(), nanoTime.getAsLong());
+    }
+
+    /**
+     * When the last DELETE this process sent to {@code id}'s object through this store or a view of it returned
+     * (answered or failed: it may have committed), or null if none is remembered. Rule 21: a write of ours to that
+     * object, a new acquisition's create included, waits out the write window after it.
+     */
+    Long lastDeleteEnded(BlobId id) {
+        return outcomes.deleteEnded.get(id.getName());
     }
 
     /** The bucket's settings (for the start-up check, rule 19), or null if it does not exist. */

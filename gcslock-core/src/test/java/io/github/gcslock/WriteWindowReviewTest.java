@@ -2,7 +2,6 @@ package io.github.gcslock;
 
 import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.BeforeEach;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -26,7 +25,9 @@ import static org.awaitility.Awaitility.await;
  * registries use the same window.
  *
  * <p>After the fix (branch fix21): D1 and D2 and D4 pass; D4's two tests and D2 adapted to the fix's semantics (their
- * Javadoc says how); the two D3 tests are {@code @Disabled} (a known gap that predates rule 21).
+ * Javadoc says how); the two D3 tests were {@code @Disabled} (a gap that predated rule 21) until a new acquisition's create
+ * waited out the window after this process's last DELETE of the object (before: 4 429s for a reacquire right after a
+ * release, 1 for a local waiter handed the name; see also {@code WriteWindowAfterOwnDeleteTest}).
  *
  * <p>Results on rev27 (a5ed122..28b9b68), and on the engine of the merge base b8cac5d for comparison:
  * <ul>
@@ -65,9 +66,6 @@ class WriteWindowReviewTest extends EmulatorTestBase {
      * waiting out the window. Rule 21 says "no write by this process to one lock object within the window".
      */
     @Test
-    @Disabled("D3: known gap, predates rule 21's fix: a create by a new acquisition of this process is not spaced from "
-            + "our own previous DELETE of the name (the window is kept per lease, and the lease is gone); it meets 429 and the "
-            + "client retries it")
     void aReacquireRightAfterOurOwnReleaseWaitsOutTheWindow() throws Exception {
         GcsLockRegistry r = windowed();
         Lease first = r.acquire("job", Duration.ZERO);
@@ -84,8 +82,6 @@ class WriteWindowReviewTest extends EmulatorTestBase {
      * releases and the waiter creates at once — the DELETE and the create are two writes of this process to one object.
      */
     @Test
-    @Disabled("D3: known gap, predates rule 21's fix: the local waiter's create is not spaced from the holder's DELETE "
-            + "(the window is kept per lease, not per object name); it meets 429 and the client retries it")
     void aLocalWaiterHandedTheNameCreatesAWindowAfterTheHoldersDelete() throws Exception {
         GcsLockRegistry r = windowed();
         Lease held = r.acquire("job", Duration.ZERO);
