@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -385,6 +386,81 @@ class OwnCallRaceAndShutdownReentryTest {
         @Override
         public void cancel() {
             upstream.cancel();
+        }
+    }
+
+    @Test
+    void aNestedPublisherInAChainCancelledBeforeItsAcquisitionBeganTakesNothingAndEndsOnlyForTheLeavingChain() throws Exception {
+        // The long run's 'nested MONO_CHAIN FAIL in its chain skipped, expected ran' (InvocationOwnershipPropertyTest:
+        // 'A FLUX SKIP x via CANCEL_AFTER_ACQUISITION(20 ms) with nested MONO_CHAIN FAIL', seeds 3581573053774433938 and
+        // 8680114733128239391), made deterministic. The caller's chain subscribes a FAIL publisher of the same name
+        // (reentrant: the holder's Context reaches it), whose acquisition is scheduled but has not begun when the caller
+        // disposes. The cancel travels up the chain: flatMap and defaultIfEmpty pass it upstream before they mark
+        // themselves cancelled; gcslock's outer operator of the nested subscription hears it (its acquisition will not
+        // begin) and the canceller stops there (held just before the nested usingWhen). The acquisition task runs now:
+        // it takes nothing, and the nested publisher completes empty (Reactor's subscribeOn passes a completion to a
+        // subscriber that is leaving: Reactive Streams allows signals after a cancel). defaultIfEmpty, not yet marked,
+        // turns that into 'skipped', which the chain's flatMap sees. Then the cancel goes on, and the enclosing
+        // subscription's lock is given back. Correct: the nested call's subscriber had left before it began, so it does
+        // not run, takes nothing, and its end is seen only by the chain being cancelled.
+        String name = "nested-chain-cancelled";
+        AtomicBoolean nestedScheduleArmed = new AtomicBoolean();
+        CountDownLatch nestedScheduled = new CountDownLatch(1);
+        CountDownLatch cancelHeardOutside = new CountDownLatch(1);
+        CountDownLatch acquisitionEnded = new CountDownLatch(1);
+        AtomicBoolean chainCancelling = new AtomicBoolean();
+        AtomicReference<String> outcome = new AtomicReference<>();
+        AtomicBoolean cancellingWhenSeen = new AtomicBoolean();
+        AtomicInteger nestedRan = new AtomicInteger();
+        List<Object> callerSaw = new java.util.concurrent.CopyOnWriteArrayList<>();
+        List<Throwable> dropped = new java.util.concurrent.CopyOnWriteArrayList<>();
+        reactor.core.publisher.Hooks.onErrorDropped(dropped::add);
+        // The nested acquisition (scheduled by the thread that subscribes the chain) begins once the cancel passed
+        // gcslock's outer operator of the nested subscription.
+        reactor.core.scheduler.Schedulers.onScheduleHook(PIECES, task -> !nestedScheduleArmed.compareAndSet(true, false) ? task : () -> {
+            nestedScheduled.countDown();
+            awaitLatch(cancelHeardOutside);
+            try {
+                task.run();
+            } finally {
+                acquisitionEnded.countDown();
+            }
+        });
+        // The canceller stops just before the nested usingWhen (the one whose subscriber sees the enclosing lease)
+        // until the nested acquisition ended.
+        reactor.core.publisher.Hooks.onEachOperator(PIECES, reactor.core.publisher.Operators.lift(
+                sc -> sc.getClass().getSimpleName().equals("MonoUsingWhen"),
+                (sc, actual) -> !actual.currentContext().hasKey(io.github.gcslock.Lease.class) ? actual
+                        : new HeldCancel<>(actual, cancelHeardOutside, acquisitionEnded)));
+        try {
+            Disposable first = jobs.monoSkip(name, () -> {
+                nestedScheduleArmed.set(true);
+                return jobs.monoFail(name, nestedRan::incrementAndGet)
+                        .map(v -> "ran")
+                        .defaultIfEmpty("skipped")
+                        .flatMap(o -> {
+                            outcome.set(o);
+                            cancellingWhenSeen.set(chainCancelling.get());
+                            return Mono.just("body");
+                        })
+                        .doOnCancel(() -> chainCancelling.set(true));
+            }).subscribe(callerSaw::add, callerSaw::add);
+            assertThat(nestedScheduled.await(30, TimeUnit.SECONDS)).as("the nested acquisition was scheduled").isTrue();
+            CompletableFuture.runAsync(first::dispose, APP).get(30, TimeUnit.SECONDS);
+            assertThat(acquisitionEnded.await(30, TimeUnit.SECONDS)).as("the nested acquisition ended").isTrue();
+            assertThat(nestedRan).as("runs of the nested method (its subscriber left before it began)").hasValue(0);
+            assertThat(outcome.get()).as("what the chain saw of the nested publisher").isEqualTo("skipped");
+            assertThat(cancellingWhenSeen).as("the chain's cancel had begun when it saw the nested publisher's end").isTrue();
+            assertThat(callerSaw).as("what the caller who disposed saw").isEmpty();
+            assertThat(dropped).as("errors Reactor dropped (logged at ERROR)").isEmpty();
+            await("every lease to be released").atMost(Duration.ofSeconds(10)).until(() -> registry.heldLeases().isEmpty());
+            assertThat(jobs.monoFail(name, () -> { }).block(Duration.ofSeconds(30))).as("the caller's next call").isEqualTo("ran");
+        } finally {
+            cancelHeardOutside.countDown();
+            acquisitionEnded.countDown();
+            reactor.core.scheduler.Schedulers.resetOnScheduleHook(PIECES);
+            reactor.core.publisher.Hooks.resetOnEachOperator(PIECES);
+            reactor.core.publisher.Hooks.resetOnErrorDropped();
         }
     }
 
