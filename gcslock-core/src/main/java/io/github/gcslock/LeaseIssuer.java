@@ -93,15 +93,28 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
         Long before = fencing.regressedFrom(lease);
-        try {
-            if (before != null) {
-                log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
-                        + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
-                        + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before);
+        Error failed = null;
+        if (before != null) {
+            log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
+                    + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
+                    + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before);
+            try {
                 listeners.fencingTokenRegression(lease, before);
+            } catch (Error e) {
+                failed = e; // every listener is told acquired all the same, before the release's released (rule 20)
             }
+        }
+        try {
             listeners.acquired(lease); // first among the lease's events (rule 20)
         } catch (Error e) {
+            if (failed == null) {
+                failed = e;
+            } else if (failed != e) {
+                failed.addSuppressed(e);
+            }
+        }
+        if (failed != null) {
+            Error e = failed;
             // Listeners swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
             // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
             // release it here instead of leaving it held and refreshed for the life of the process.

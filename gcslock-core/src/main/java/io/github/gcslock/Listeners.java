@@ -41,6 +41,8 @@ final class Listeners implements LockStore.RequestOutcomes {
     /** Runs callbacks off the refresher's and deadline timer's threads, in order per lock and listener (rule 20). */
     private final LockEventDispatcher events;
     private final LongSupplier nanoTime;
+    /** Only for its {@link EngineRuntime#yieldPoint}s (a test's runtime lets other threads run there). */
+    private final EngineRuntime runtime;
 
     Listeners(Collection<LockEventListener> initial, LongSupplier nanoTime) {
         this(initial, nanoTime, EngineRuntime.REAL);
@@ -49,6 +51,7 @@ final class Listeners implements LockStore.RequestOutcomes {
     Listeners(Collection<LockEventListener> initial, LongSupplier nanoTime, EngineRuntime runtime) {
         initial.forEach(this::add);
         this.nanoTime = nanoTime;
+        this.runtime = runtime;
         this.events = new LockEventDispatcher(runtime);
     }
 
@@ -136,7 +139,14 @@ final class Listeners implements LockStore.RequestOutcomes {
      */
     void lost(Lease lease, LockLostException reason, Runnable leaseListeners) {
         events.dispatch(leaseChannel(lease), leaseListeners);
-        dispatchToEach(lease.name(), l -> l.lost(lease, reason));
+        // Steps other threads can see: from here on the lease's onLost listeners (then each registry listener told so
+        // far) may run and release the lease, whose released must still come after every listener's lost (rule 20:
+        // the caller, GcsLease#markLost, holds the lease's monitor, which a release takes to begin and to end).
+        runtime.yieldPoint("loss of '" + lease.name() + "': its onLost listeners handed over");
+        for (Registration r : all) {
+            events.dispatch(channel(lease.name(), r), () -> tell(r.listener, l -> l.lost(lease, reason)));
+            runtime.yieldPoint("loss of '" + lease.name() + "': a registry listener's lost queued");
+        }
     }
 
     /** Runs {@code event} (an {@code onLost} listener of {@code lease}) after the lease's earlier lost notification. */

@@ -24,9 +24,10 @@ import java.time.Duration;
  *
  * <p>Every listener is told every event, whatever another listener threw. Exceptions thrown by a listener are
  * logged and ignored, except an {@link Error} thrown on the acquiring thread ({@link #acquireStarted},
- * {@link #acquired} or {@link #acquireFinished} when it runs there): once every listener has been told, the
- * Error reaches the caller, and a lease the call would have returned is released first (a call that failed
- * never leaves a lease held). An event queued behind a previous lease's events runs after the call
+ * {@link #fencingTokenRegression}, {@link #acquired} or {@link #acquireFinished} when it runs there): once every
+ * listener has been told, the Error reaches the caller, and a lease the call would have returned is released first (a
+ * call that failed never leaves a lease held; every listener is told its {@link #acquired} before its
+ * {@link #released}, also when the Error was thrown in {@link #fencingTokenRegression}). An event queued behind a previous lease's events runs after the call
  * returned, and so does one a listener thread took over: an Error there is logged, and the lease stays held.
  *
  * <p>Events of different locks are not told in the order they happened: each lock (and a listing) is a channel of

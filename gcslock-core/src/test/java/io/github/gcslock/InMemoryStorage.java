@@ -88,6 +88,8 @@ final class InMemoryStorage {
     private final TreeMap<String, Obj> objects = new TreeMap<>();
     private final AtomicLong requests = new AtomicLong();
     private long lastGeneration;
+    /** Microseconds the generations of new objects are set back by ({@link #restoredWithLowerGenerations}). */
+    private long generationsBack;
     private final Storage storage;
     volatile Gate gate = (request, apply) -> apply.run();
 
@@ -151,6 +153,20 @@ final class InMemoryStorage {
         return true;
     }
 
+    /**
+     * The bucket emptied and made again, as an administrator restoring it would (a fresh bucket, or a new emulator at the
+     * same endpoint whose clock is behind): every object gone, from outside every client, and the generations of new
+     * objects {@code back} lower from now on — lower than the ones handed out before (rule 18: the engine reports the
+     * regression). Returns the highest generation handed out before.
+     */
+    synchronized long restoredWithLowerGenerations(java.time.Duration back) {
+        objects.clear();
+        long before = lastGeneration;
+        generationsBack += back.toNanos() / 1_000;
+        lastGeneration = 0;
+        return before;
+    }
+
     /** The live object of {@code name} as the client would get it, or null (for checks; no request). */
     synchronized Blob peek(String name) {
         Obj o = objects.get(name);
@@ -163,7 +179,7 @@ final class InMemoryStorage {
         String name = info.getName();
         check(name, objects.get(name), pre);
         Instant now = clock.get();
-        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000;
+        long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000 - generationsBack;
         lastGeneration = Math.max(lastGeneration + 1, micros);
         Map<String, String> meta = new LinkedHashMap<>();
         if (info.getMetadata() != null) {

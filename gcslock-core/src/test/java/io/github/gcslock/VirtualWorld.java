@@ -394,10 +394,18 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         if (aborted || !threads.contains(Thread.currentThread())) {
             return;
         }
+        // A step of the loss, taken under the lease's monitor (rule 20): the thread is not paused there for long (time
+        // moves at most LATENESS past it), so that "told lost soon" is judged on the engine, not on a process pause.
+        long bound = step.startsWith("loss of") ? now + LATENESS : Long.MAX_VALUE;
         new Yield(step) {
             @Override
             List<String> options() {
                 return List.of("continue");
+            }
+
+            @Override
+            long bound() {
+                return bound;
             }
         }.await();
     }
