@@ -19,6 +19,13 @@ muts = [
   "        return owners.get(name);", "        return null;"),
  ("publisher: a lock taken after the subscriber left is kept (94539a3)", S+'ReactiveLocking.java',
   "            if (cancelled) {\n                release.accept(h);\n                return null;\n            }", "            if (cancelled) {\n                return null;\n            }"),
+ # Nearly equivalent on Reactor 3.8 (it survives): a lock taken but not adopted when the cancel comes still reaches
+ # usingWhen, whose ResourceSubscriber.onNext does not look at the cancel; the closure finds the attempt cancelled
+ # (adopt() false), and usingWhen's cancel cleanup (giveBackOnCancel, the attempt's resource still set) gives it
+ # back. It is lost only if the cancel lands between the acquisition callable setting the resource and
+ # MonoSubscribeOnCallable's cancelled-state check after the callable returns (it then drops the value): a window
+ # inside gcslock's callable and Reactor's run() that no hook reaches; the test's hand-over hook (after that check)
+ # is where its cancels land, and there usingWhen's cleanup releases the lock.
  ("publisher: a lock taken but not yet adopted is kept on cancel (94539a3)", S+'ReactiveLocking.java',
   "            if (resource != null && !adopted) {\n                release.accept(resource);", "            if (resource != null && !adopted) {\n                resource.hashCode();"),
  ("publisher: each subscription invokes the used invocation, not a clone (94539a3)", S+'GcsLockedInterceptor.java',
@@ -108,7 +115,7 @@ for label, f, old, new, *rest in muts:
     try:
         r = subprocess.run(['./mvnw', '-B', '-q', '-o', '-pl', 'gcslock-spring-boot-autoconfigure', '-am', 'test',
                             '-Dtest=InvocationOwnershipPropertyTest', '-Dsurefire.failIfNoSpecifiedTests=false',
-                            '-Djqwik.tries.default=' + tries, '-Dgcslock.pbt.strict=true'], capture_output=True, text=True, timeout=1200)
+                            '-Djqwik.tries.default=' + tries], capture_output=True, text=True, timeout=1200)
         out = r.stdout + r.stderr
         if r.returncode != 0 and 'COMPILATION ERROR' in out:
             print("COMPILE ERROR " + label, flush=True); continue

@@ -64,16 +64,21 @@ import java.util.function.Supplier;
  * thread, and a caller that cancels at a point of the acquisition: at once after subscribing (then calls again at
  * once), just as the lock is taken (before its hand-over to the subscription), or 0.1 to 8 ms after (from another
  * thread, landing in the hand-over, the adoption or the body's start), or while the body's own code runs, before
- * its nested call (then calls again at once);</li>
+ * its nested call (then calls again at once), or as the body's chain subscribes its nested publisher (whose
+ * acquisition then starts 2 ms late, the cancel slowed on its way into usingWhen);</li>
  * <li>a body's own code (before it returns its future or publisher) that takes 2 or 6 ms, where a cancel may land;</li>
  * <li>a cancel held on its way from gcslock's outer operator into Reactor's {@code usingWhen} (the canceller's
  * thread stopped there, as on a loaded machine: the long run found a retry refused by its own call's hold that way,
- * once in thousands of sequences): 2 or 10 ms, or until the body's own code runs (at most 50 ms; the acquisition
- * then starts 2 ms late, as on a busy pool, so that a caller who gives up at once is heard before it began);</li>
+ * once in thousands of sequences): 2 or 10 ms (a nested publisher in the body's chain then starts its acquisition 2 ms
+ * late, so that the cancel may be heard before it began), or until the body's own code runs (at most 50 ms; the
+ * acquisition then starts 2 ms late, as on a busy pool, so that a caller who gives up at once is heard before it
+ * began);</li>
  * <li>ends of running bodies: a value, an error, or the caller's cancellation ({@code cancel(true)},
  * {@code dispose()}) at any point, also while the call still waits for the lock;</li>
  * <li>nested calls of the same name from a body's synchronous part, across owner kinds (plain, future, a blocked
- * {@code Mono} and {@code Flux}, a {@code Mono} in the body's chain);</li>
+ * {@code Mono} and {@code Flux}, a {@code Mono} in the body's chain), and made once the body's work ended (a plain
+ * call at the end of a sync body, a {@code Mono} in a publisher body's chain after its value), also after the
+ * instance's context began closing;</li>
  * <li>a caller's next call at once after its call ended (no step between: a scheduler's next tick);</li>
  * <li>a slowed hand-over of an acquired lock to its subscription (so that a cancel lands between the
  * acquisition and the adoption of its lock), and {@code take(Duration)};</li>
@@ -83,6 +88,7 @@ import java.util.function.Supplier;
  * <li>listings of an instance's locks over more than one page, with every request after the first page failing
  * (the instance's health must say so);</li>
  * <li>an instance's application context closing while calls wait;</li>
+ * <li>a call with {@code holdAtLeast} whose lease is lost while it runs (its lock object deleted), then ends;</li>
  * <li>beans of each class shape at start-up (a final {@code @GcsLocked} method under a class-based proxy,
  * and under an interface-based one).</li>
  * </ul>
@@ -91,8 +97,9 @@ import java.util.function.Supplier;
  * No step waits for a release to settle. Checked on every step: at most one body of a name runs at a time (across
  * both instances); a running body's hold is held; a call whose mode decides at once (SKIP, FAIL, a nested WAIT
  * that could only wait for itself) decides within the settle bound; a caller's own finished calls never make a
- * later call skip or fail; nested calls end as the README says; a failed GCS request shows in the instance's
- * health; Reactor drops no error. At the end: every call returned (no thread hangs), nothing held, no lock
+ * later call skip or fail; nested calls end as the README says (a nested publisher whose method runs holds its
+ * lease, and its acquisition began before its caller's cancel was heard); a lost lease is given back as its call
+ * ends, whatever {@code holdAtLeast} says; a failed GCS request shows in the instance's health; Reactor drops no error. At the end: every call returned (no thread hangs), nothing held, no lock
  * object left, and both instances' health is UP after a request that GCS answered.
  *
  * <p>Tries per run: {@code jqwik.tries.default} (junit-platform.properties; small for {@code verify});
@@ -139,6 +146,8 @@ class InvocationOwnershipPropertyTest {
      * so that a caller who gives up at once is heard before the acquisition began.
      */
     static final ThreadLocal<Call> STARTS_LATE = new ThreadLocal<>();
+    /** While a task that started late runs: when it began (before anything of it ran). */
+    static final ThreadLocal<Long> TASK_BEGAN = new ThreadLocal<>();
     private static final org.springframework.context.support.GenericApplicationContext CONTEXT =
             new org.springframework.context.support.GenericApplicationContext();
 
@@ -177,6 +186,7 @@ class InvocationOwnershipPropertyTest {
                 .withAction(1, new ListAction())
                 .withAction(1, new ShutdownAction())
                 .withAction(1, new StartUpAction())
+                .withAction(1, new LoseAction())
                 .withMaxTransformations(14);
     }
 
@@ -191,11 +201,21 @@ class InvocationOwnershipPropertyTest {
         PLAIN, TAKE1, NEXT, LIMIT_REQUEST1, LIMIT_RATE, TIMEOUT, TIMEOUT_RETRY, RETRY1, REPEAT1, ZIP, FIRST, BLOCK, TAKE_TIME,
         MERGE_TWICE, CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, SUBSCRIBE_ON_PARALLEL,
         /** The caller cancels (from another thread) while the body's own code runs, before its nested call. */
-        CANCEL_IN_OWN_CODE
+        CANCEL_IN_OWN_CODE,
+        /**
+         * The caller cancels (from another thread) as the body's chain subscribes its nested publisher (a MONO_CHAIN or
+         * LATE one), whose acquisition starts 2 ms late; the cancel is slowed 2 or 10 ms on its way into usingWhen.
+         */
+        CANCEL_AT_NESTED
     }
 
-    /** The kind of a nested call of the same name from a body's synchronous part. */
-    enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN, FLUX_BLOCK }
+    /**
+     * The kind of a nested call of the same name: from a body's synchronous part, or (LATE) once the body's work ended:
+     * a plain call at the end of a sync body (its thread is inside its hold), a publisher in a publisher body's chain
+     * after its value (the holder's Context reaches it); none in a future's body. Both are reentrant, so they run in
+     * every mode — also once the context is closing (a shutdown step while the body ran).
+     */
+    enum Inner { SYNC, FUTURE, MONO_BLOCK, MONO_CHAIN, FLUX_BLOCK, LATE }
 
     enum End { VALUE, ERROR, CANCEL }
 
@@ -209,14 +229,15 @@ class InvocationOwnershipPropertyTest {
     static final class CallAction implements Action.Independent<World> {
         @Override
         public Arbitrary<Transformer<World>> transformer() {
+            // (A LATE nested call is a WAIT: the mode that would wait for its own hold if it did not re-enter it.)
             Arbitrary<Nested> nested = Combinators.combine(Arbitraries.of(Inner.class), Arbitraries.of(Mode.SKIP, Mode.FAIL, Mode.WAIT))
-                    .as(Nested::new).injectNull(0.5);
+                    .as((k, m) -> new Nested(k, k == Inner.LATE ? Mode.WAIT : m)).injectNull(0.5);
             return Combinators.combine(Arbitraries.of("A", "B"), Arbitraries.of(Kind.class), Arbitraries.of(Mode.class),
                     Arbitraries.of("x", "y"), Arbitraries.integers().between(0, CALLERS - 1), ops(),
                     Combinators.combine(Arbitraries.integers().between(1, 80), Arbitraries.of(0, 2, 10), Arbitraries.of(0, 0, 2, 6),
                                     Arbitraries.of(0, 2, 10, UNTIL_OWN_CODE))
                             .as((ms, slow, own, cancel) -> new int[] {ms, slow, own, cancel}),
-                    nested).as((instance, kind, mode, name, caller, op, timing, inner) -> {
+                    nested).as((instance, kind, mode, name, caller, op, timing, drawn) -> {
                 int millis = timing[0];
                 int slow = timing[1];
                 int ownCode = kind == Kind.SYNC ? 0 : timing[2];
@@ -224,15 +245,27 @@ class InvocationOwnershipPropertyTest {
                 Op used = publisher ? op : Op.PLAIN;
                 int handOver = publisher ? slow : 0;
                 int cancelSlow = publisher ? timing[3] : 0;
+                Nested inner = drawn;
+                if (used == Op.CANCEL_AT_NESTED) {
+                    // A nested publisher in the chain to cancel at, with a slowed cancel.
+                    if (inner == null || (inner.kind() != Inner.MONO_CHAIN && inner.kind() != Inner.LATE)) {
+                        inner = new Nested(Inner.MONO_CHAIN, inner != null ? inner.mode() : Mode.FAIL);
+                    }
+                    cancelSlow = cancelSlow > 0 ? cancelSlow : 10;
+                }
                 String text = instance + " " + kind + " " + mode + " '" + name + "' from caller-" + caller
                         + (used != Op.PLAIN ? " via " + used + (timed(used) ? "(" + millis + " ms)" : "") : "")
                         + (inner != null ? " with " + inner : "") + (handOver > 0 ? " (hand-over slowed " + handOver + " ms)" : "")
                         + (ownCode > 0 ? " (its own code takes " + ownCode + " ms)" : "")
-                        + (cancelSlow > 0 ? " (a cancel slowed " + cancelSlow + " ms on its way into usingWhen, a refusal on its way out)"
+                        + (cancelSlow > 0 ? " (a cancel slowed " + cancelSlow + " ms on its way into usingWhen, a refusal on its way out"
+                        + (publisher && inner != null && (inner.kind() == Inner.MONO_CHAIN || inner.kind() == Inner.LATE)
+                        ? "; its nested chain's acquisition starts 2 ms late)" : ")")
                         : cancelSlow == UNTIL_OWN_CODE ? " (its acquisition starts 2 ms late, and a cancel is held on its way into"
                         + " usingWhen until the body's own code runs)" : "");
-                return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, inner,
-                        handOver, ownCode, cancelSlow));
+                Nested nestedCall = inner;
+                int slowedCancel = cancelSlow;
+                return Transformer.mutate(text, world -> world.call(instance, kind, mode, name, caller, used, millis, nestedCall,
+                        handOver, ownCode, slowedCancel));
             });
         }
     }
@@ -242,7 +275,7 @@ class InvocationOwnershipPropertyTest {
         List<net.jqwik.api.Tuple.Tuple2<Integer, Op>> weighted = new ArrayList<>();
         for (Op op : Op.values()) {
             boolean cancelPoint = op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION || op == Op.DISPOSE_AT_ONCE
-                    || op == Op.CANCEL_IN_OWN_CODE;
+                    || op == Op.CANCEL_IN_OWN_CODE || op == Op.CANCEL_AT_NESTED;
             weighted.add(net.jqwik.api.Tuple.of(cancelPoint ? 3 : op == Op.MERGE_TWICE ? 2 : 1, op));
         }
         return Arbitraries.frequency(weighted);
@@ -310,6 +343,20 @@ class InvocationOwnershipPropertyTest {
         public Arbitrary<Transformer<World>> transformer() {
             return Arbitraries.of("A", "B").map(instance ->
                     Transformer.mutate("close " + instance + "'s application context", world -> world.shutdown(instance)));
+        }
+    }
+
+    /**
+     * A call with {@code holdAtLeast} (5 s) on one instance whose lease is lost while it runs (its lock object is
+     * deleted, as an administrator's forced release does; the holder finds out at its next refresh), and which then
+     * ends: the lost lease is given back at once (nothing is held any more; kept for the rest of holdAtLeast it would
+     * keep the health DOWN), not kept until holdAtLeast is up.
+     */
+    static final class LoseAction implements Action.Independent<World> {
+        @Override
+        public Arbitrary<Transformer<World>> transformer() {
+            return Arbitraries.of("A", "B").map(instance -> Transformer.mutate("on " + instance + ", a call with holdAtLeast whose "
+                    + "lock object is deleted while it runs (its lease is lost), then ends", world -> world.lose(instance)));
         }
     }
 
@@ -611,7 +658,12 @@ class InvocationOwnershipPropertyTest {
             // move on between the two hearings of it.
             Schedulers.onScheduleHook(START_LATE, task -> STARTS_LATE.get() == null ? task : () -> {
                 java.util.concurrent.locks.LockSupport.parkNanos(2_000_000L);
-                task.run();
+                TASK_BEGAN.set(System.nanoTime());
+                try {
+                    task.run();
+                } finally {
+                    TASK_BEGAN.remove();
+                }
             });
             Hooks.onEachOperator(CANCEL_SLOW, reactor.core.publisher.Operators.lift(
                     scannable -> scannable.getClass().getSimpleName().endsWith("UsingWhen"),
@@ -876,7 +928,7 @@ class InvocationOwnershipPropertyTest {
                 }
             }
             if (op == Op.DISPOSE_AT_ONCE || op == Op.CANCEL_AT_ACQUISITION || op == Op.CANCEL_AFTER_ACQUISITION
-                    || op == Op.CANCEL_IN_OWN_CODE) {
+                    || op == Op.CANCEL_IN_OWN_CODE || op == Op.CANCEL_AT_NESTED) {
                 // Its caller gave up (at once, at the acquisition, or just after it) and calls again the moment its
                 // cancel returned (a retry after a timeout, a user's second click): the acquisition or release of its
                 // cancelled call may still be in flight, and must not make this call skip or fail. (Watched by a spin:
@@ -910,6 +962,47 @@ class InvocationOwnershipPropertyTest {
             at.waits.onApplicationEvent(new org.springframework.context.event.ContextClosedEvent(CONTEXT));
             for (Call c : waiting) {
                 settle(c::decided, () -> "the wait of " + c + " to end when " + at.id + "'s context closed" + steps());
+            }
+        }
+
+        /** See {@link LoseAction}. */
+        void lose(String instanceId) {
+            tick();
+            Instance at = instance(instanceId);
+            if (cut != null) {
+                log.add("(a fault is on: no lease lost to a deleted object)");
+                return;
+            }
+            String name = lockName("z");
+            java.util.concurrent.atomic.AtomicReference<Lease> held = new java.util.concurrent.atomic.AtomicReference<>();
+            CountDownLatch ends = new CountDownLatch(1);
+            Future<Object> call = APP.submit(() -> at.jobs.holdLong(name, held, ends));
+            Lease lease;
+            try {
+                settle(() -> held.get() != null || call.isDone(), () -> "the holdAtLeast call on " + at.id + " to start" + steps());
+                lease = held.get();
+                if (lease == null) {
+                    log.add("on " + at.id + ", a holdAtLeast call whose object is deleted -> skipped (held)");
+                    return;
+                }
+                GCS.storage().delete(BlobId.of(BUCKET, "gcslock/" + name));
+                settle(() -> lease.lostReason().isPresent(), () -> lease + " to be lost once its object was deleted" + steps());
+            } finally {
+                ends.countDown();
+            }
+            try {
+                call.get(SETTLE.toMillis(), TimeUnit.MILLISECONDS);
+            } catch (Exception e) {
+                violations.add("the holdAtLeast call on " + at.id + " whose lease was lost did not return: " + e);
+                return;
+            }
+            // Read at once: the call gave its lease back before it returned (a lost one at once, whatever holdAtLeast says).
+            List<Lease> kept = at.registry.heldLeases().stream().filter(l -> l.name().equals(name)).toList();
+            log.add("on " + at.id + ", a holdAtLeast call whose object is deleted -> lost (" + lease.lostReason().orElse("") + ")"
+                    + (kept.isEmpty() ? ", released at once" : ", still held: " + kept));
+            if (!kept.isEmpty()) {
+                violations.add("the lost lease of a call with holdAtLeast on " + at.id + " was kept after the call returned "
+                        + "(until holdAtLeast is up): " + kept);
             }
         }
 
@@ -1315,6 +1408,8 @@ class InvocationOwnershipPropertyTest {
         volatile Disposable subscription;
         volatile boolean cancelled;
         volatile boolean terminated;
+        /** Whether the caller's cancel at its nested chain subscription was made (CANCEL_AT_NESTED: once). */
+        final java.util.concurrent.atomic.AtomicBoolean cancelAtNested = new java.util.concurrent.atomic.AtomicBoolean();
         /** What the nested call did: "ran", "skipped", or the exception. */
         volatile String nestedOutcome;
 
@@ -1403,7 +1498,7 @@ class InvocationOwnershipPropertyTest {
                 case FIRST -> Mono.firstWithValue(first, Mono.delay(t).map(x -> "delay")).flux();
                 case TAKE_TIME -> flux.take(t);
                 // The same returned publisher subscribed twice at once: two invocations, one of them finds the lock held.
-                case CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, CANCEL_IN_OWN_CODE -> flux; // see Instance's acquire listener, below, and nested()
+                case CANCEL_AT_ACQUISITION, CANCEL_AFTER_ACQUISITION, DISPOSE_AT_ONCE, CANCEL_IN_OWN_CODE, CANCEL_AT_NESTED -> flux; // see Instance's acquire listener, below, and nested()
                 // The subscription made on a parallel scheduler's thread (as a caller on an event loop does).
                 case SUBSCRIBE_ON_PARALLEL -> flux.subscribeOn(Schedulers.parallel());
                 // (The second after `millis`, so that it may come when the first holds the lock, not while it asks GCS;
@@ -1489,7 +1584,7 @@ class InvocationOwnershipPropertyTest {
             if (failure != null) {
                 return !(failure instanceof java.util.concurrent.TimeoutException);
             }
-            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.CANCEL_AFTER_ACQUISITION && op != Op.CANCEL_IN_OWN_CODE && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
+            return !cancelled && op != Op.CANCEL_AT_ACQUISITION && op != Op.CANCEL_AFTER_ACQUISITION && op != Op.CANCEL_IN_OWN_CODE && op != Op.CANCEL_AT_NESTED && op != Op.ZIP && op != Op.FIRST && op != Op.TIMEOUT && op != Op.TIMEOUT_RETRY && op != Op.TAKE_TIME;
         }
 
         /** Ran, or decided not to (skipped, failed, terminated empty). */
@@ -1575,8 +1670,9 @@ class InvocationOwnershipPropertyTest {
         }
 
         private void nestedCall() {
-            if (nested == null || (nested.kind() == Inner.MONO_CHAIN && (kind == Kind.MONO || kind == Kind.FLUX))) {
-                return; // a publisher body subscribes its nested publisher in its own chain: see chained()
+            if (nested == null || nested.kind() == Inner.LATE
+                    || (nested.kind() == Inner.MONO_CHAIN && (kind == Kind.MONO || kind == Kind.FLUX))) {
+                return; // a publisher body subscribes its nested publisher in its own chain: see chained(); LATE: lateNested()
             }
             Jobs jobs = at.jobs;
             String outcome;
@@ -1588,6 +1684,7 @@ class InvocationOwnershipPropertyTest {
                     case FUTURE -> innerFuture(jobs, nested.mode(), name).join();
                     case MONO_BLOCK, MONO_CHAIN -> innerMono(jobs, nested.mode(), name).block(Duration.ofSeconds(60));
                     case FLUX_BLOCK -> innerFlux(jobs, nested.mode(), name).blockLast(Duration.ofSeconds(60));
+                    case LATE -> throw new IllegalStateException("made at the end of the body's work");
                 };
                 outcome = r == null ? "skipped" : "ran";
             } catch (Throwable t) {
@@ -1614,35 +1711,84 @@ class InvocationOwnershipPropertyTest {
         }
 
         /**
-         * A publisher body's nested publisher of the same name, subscribed in the body's own chain: reentrant (the
-         * holder's Reactor Context reaches it), so it runs in every mode; then the body itself. Once the chain is being
-         * cancelled (its caller gave up), a nested call whose acquisition had not begun does not begin it: it takes
-         * nothing and ends empty, and Reactor's operators may still pass that end into the leaving chain
-         * (defaultIfEmpty, flatMap mark themselves cancelled only after passing the cancel upstream; Reactive Streams
-         * allows signals after a cancel): "skipped" is then correct (OwnCallRaceAndShutdownReentryTest pins that
-         * timeline). Still checked then: it is never refused (an error), and a nested body that runs holds its lease
-         * (see {@link #nestedRan}).
+         * A publisher body's nested publisher of the same name, subscribed in the body's own chain (MONO_CHAIN: before
+         * the body; LATE: after the body's value): reentrant (the holder's Reactor Context reaches it), so it runs in
+         * every mode. Once the chain is being cancelled (its caller gave up), a nested call whose acquisition had not
+         * begun does not begin it: it takes nothing and ends empty, and Reactor's operators may still pass that end into
+         * the leaving chain (defaultIfEmpty, flatMap mark themselves cancelled only after passing the cancel upstream;
+         * Reactive Streams allows signals after a cancel): "skipped" is then correct (OwnCallRaceAndShutdownReentryTest
+         * pins that timeline). Still checked then: it is never refused (an error), and a nested body that runs holds its
+         * lease and its acquisition began before the cancel reached it (see {@link Jobs#nestedRan}). With a cancel
+         * slowed on its way into usingWhen, the nested acquisition starts 2 ms late, so that the cancel may come first.
          */
         <T> Flux<T> chained(Flux<T> body) {
-            if (nested == null || nested.kind() != Inner.MONO_CHAIN) {
+            if (nested == null || (nested.kind() != Inner.MONO_CHAIN && nested.kind() != Inner.LATE)) {
                 return body;
             }
             // Set before the cancel reaches the nested subscription: it passes this operator first.
             java.util.concurrent.atomic.AtomicBoolean cancelling = new java.util.concurrent.atomic.AtomicBoolean();
-            return innerMono(at.jobs, nested.mode(), name)
-                    .map(v -> "ran")
-                    .defaultIfEmpty("skipped")
-                    .onErrorResume(e -> Mono.just(e.getClass().getSimpleName()))
-                    .flatMapMany(outcome -> {
-                        boolean left = cancelling.get();
-                        nestedOutcome = outcome + (left && !"ran".equals(outcome) ? " (its chain was being cancelled)" : "");
-                        if (!world.faulted() && !"ran".equals(outcome) && !("skipped".equals(outcome) && left)) {
-                            world.violations.add(this + ": " + nested + " in its chain " + outcome + ", expected ran (reentrant)"
-                                    + (left ? "; skipped at most, its chain being cancelled" : ""));
+            Flux<T> chain = nested.kind() == Inner.MONO_CHAIN ? nestedInChain(cancelling).flatMapMany(outcome -> body)
+                    : body.concatMap(v -> nestedInChain(cancelling).thenReturn(v));
+            return chain.doOnCancel(() -> cancelling.set(true)).contextWrite(Context.of(NestedLeft.class, new NestedLeft()));
+        }
+
+        private Mono<String> nestedInChain(java.util.concurrent.atomic.AtomicBoolean cancelling) {
+            Mono<String> nestedMono = innerMono(at.jobs, nested.mode(), name);
+            Mono<String> subscribed = cancelSlow <= 0 && op != Op.CANCEL_AT_NESTED ? nestedMono
+                    : Mono.from((org.reactivestreams.Publisher<String>) s -> {
+                STARTS_LATE.set(this);
+                try {
+                    nestedMono.subscribe(s);
+                } finally {
+                    STARTS_LATE.remove();
+                }
+                if (op == Op.CANCEL_AT_NESTED && cancelAtNested.compareAndSet(false, true)) {
+                    APP.execute(() -> {
+                        for (long until = System.nanoTime() + 1_000_000_000L; subscription == null && System.nanoTime() - until < 0; ) {
+                            Thread.onSpinWait(); // the subscribe() that returns it may not have returned yet
                         }
-                        return body;
-                    })
-                    .doOnCancel(() -> cancelling.set(true));
+                        cancel();
+                    });
+                }
+            });
+            // Judged while the enclosing lease is healthy (a lost one is not re-entered), whatever else a fault did.
+            return Mono.deferContextual(ctx -> {
+                Lease enclosing = ctx.getOrDefault(Lease.class, null);
+                return subscribed
+                        .map(v -> "ran")
+                        .defaultIfEmpty("skipped")
+                        .onErrorResume(e -> Mono.just(e.getClass().getSimpleName()))
+                        .doOnNext(outcome -> {
+                            boolean left = cancelling.get();
+                            nestedOutcome = outcome + (left && !"ran".equals(outcome) ? " (its chain was being cancelled)" : "");
+                            boolean judged = enclosing != null && enclosing.isHealthy();
+                            if (judged && !"ran".equals(outcome) && !("skipped".equals(outcome) && left)) {
+                                world.violations.add(this + ": " + nested + " in its chain " + outcome + ", expected ran (reentrant)"
+                                        + (left ? "; skipped at most, its chain being cancelled" : ""));
+                            }
+                        });
+            });
+        }
+
+        /** A sync body's LATE nested call, made once its work ended (the test ended it): a plain call, reentrant. */
+        void lateNested() {
+            if (nested == null || nested.kind() != Inner.LATE) {
+                return;
+            }
+            boolean interrupted = Thread.currentThread().isInterrupted();
+            Lease enclosing = GcsLocks.currentLease().orElse(null);
+            String outcome;
+            try {
+                outcome = inner(at.jobs, nested.mode(), name) == null ? "skipped" : "ran";
+            } catch (Throwable t) {
+                outcome = t.getClass().getSimpleName();
+            }
+            nestedOutcome = outcome;
+            // Judged while the enclosing lease is healthy (a lost one is not re-entered), whatever else a fault did.
+            if (enclosing != null && enclosing.isHealthy() && !interrupted && !"ran".equals(outcome)) {
+                world.violations.add(this + ": " + nested + " " + outcome + ", expected ran (reentrant: its thread is inside its hold"
+                        + (at.closed ? ", also once the context is closing)" : ")"));
+            }
         }
 
         @Override
@@ -1950,8 +2096,13 @@ class InvocationOwnershipPropertyTest {
 
         @Override
         public void cancel() {
+            NestedLeft left = actual.currentContext().getOrDefault(NestedLeft.class, null);
+            if (left != null) {
+                left.at.compareAndSet(null, System.nanoTime());
+            }
             Call call = actual.currentContext().getOrDefault(Call.class, null);
-            if (call != null && call.cancelSlow > 0) {
+            // (CANCEL_AT_NESTED: only the nested usingWhen's, so that the cancel reaches the nested subscription at once.)
+            if (call != null && call.cancelSlow > 0 && (call.op != Op.CANCEL_AT_NESTED || left != null)) {
                 try {
                     Thread.sleep(call.cancelSlow);
                 } catch (InterruptedException e) {
@@ -1994,6 +2145,7 @@ class InvocationOwnershipPropertyTest {
             try {
                 call.nested();
                 run.await();
+                call.lateNested();
                 if (run.failWith != null) {
                     throw run.failWith;
                 }
@@ -2106,6 +2258,18 @@ class InvocationOwnershipPropertyTest {
             }));
         }
 
+        /** See {@link LoseAction}: tells its lease, then runs until {@code ends}. */
+        @GcsLocked(value = "#p0", holdAtLeast = "5s")
+        public Object holdLong(String name, java.util.concurrent.atomic.AtomicReference<Lease> held, CountDownLatch ends) {
+            held.set(GcsLocks.currentLease().orElse(null));
+            try {
+                ends.await(60, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return "done";
+        }
+
         @GcsLocked(value = "#p0")
         public Object innerSkip(String name) {
             return "ran";
@@ -2153,11 +2317,24 @@ class InvocationOwnershipPropertyTest {
 
         /**
          * A nested publisher's method runs holding its lease (re-entered, or its own): one that runs unlocked (after
-         * the hold it re-entered was given back) signals {@link RanUnlocked}, an outcome no step expects.
+         * the hold it re-entered was given back) signals {@link RanUnlocked}; one in a chain whose acquisition task began
+         * after the chain's cancel had passed gcslock's outer operator of the nested subscription (that cancel stops an
+         * acquisition not begun yet) signals {@link RanAfterItsCallerLeft}: outcomes no step expects.
          */
-        private static Mono<String> nestedRan() {
-            return GcsLocks.currentLease().filter(Lease::isHealthy).isPresent() ? Mono.just("ran")
-                    : Mono.error(new RanUnlocked());
+        static Mono<String> nestedRan() {
+            boolean locked = GcsLocks.currentLease().filter(Lease::isHealthy).isPresent();
+            Long began = TASK_BEGAN.get(); // this method runs in its acquisition's task (on that thread, at once)
+            return Mono.deferContextual(ctx -> {
+                NestedLeft left = ctx.getOrDefault(NestedLeft.class, null);
+                Long leftAt = left != null ? left.at.get() : null;
+                if (!locked) {
+                    return Mono.error(new RanUnlocked());
+                }
+                if (began != null && leftAt != null && began - leftAt > 0) {
+                    return Mono.error(new RanAfterItsCallerLeft());
+                }
+                return Mono.just("ran");
+            });
         }
 
         @GcsLocked(value = "#p0")
@@ -2181,5 +2358,20 @@ class InvocationOwnershipPropertyTest {
         RanUnlocked() {
             super("a nested publisher's method ran without a held lease", null, false, false);
         }
+    }
+
+    /** A nested publisher's method ran, its acquisition begun after its subscriber's cancel was heard. */
+    static final class RanAfterItsCallerLeft extends RuntimeException {
+        RanAfterItsCallerLeft() {
+            super("a nested publisher's acquisition began after its caller left, and its method ran", null, false, false);
+        }
+    }
+
+    /**
+     * Per subscription of a publisher body whose chain subscribes a nested publisher (in its Context): when the
+     * chain's cancel entered the nested usingWhen (after gcslock's outer operator of the nested subscription heard it).
+     */
+    static final class NestedLeft {
+        final java.util.concurrent.atomic.AtomicReference<Long> at = new java.util.concurrent.atomic.AtomicReference<>();
     }
 }
