@@ -93,8 +93,15 @@ final class LocalHolds {
             return null;
         }
         if (!lease.isHealthy()) {
+            if (lease.lostReason().isEmpty()) {
+                // Its release is under way (given back on another thread: a future's completion, a listener, a release
+                // handed off), its DELETE still in flight, so the slot still names this owner. The owner holds nothing
+                // now: it waits for that release like anyone. Read as a lost enclosing hold, the owner's next call
+                // failed with "no longer healthy: released" for a hold it had ended itself.
+                return null;
+            }
             throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this owner is no longer healthy: "
-                    + lease.lostReason().orElse("released"));
+                    + lease.lostReason().get());
         }
         synchronized (slot) {
             if (slot.holds < 1) {
