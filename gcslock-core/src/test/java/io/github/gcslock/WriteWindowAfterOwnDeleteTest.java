@@ -1,7 +1,6 @@
 package io.github.gcslock;
 
 import io.github.gcslock.test.Operation;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -19,19 +18,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * (GCS's 1 s scaled down) and counts the 429s it answers; the registry uses the same window. The nemesis cases: the
  * DELETE's reply lost, close() while the create waits, an interrupted caller, the same thread coming back in a loop.
  */
-class WriteWindowAfterOwnDeleteTest extends EmulatorTestBase {
-
-    private static final Duration WINDOW = Duration.ofMillis(300);
-
-    @BeforeEach
-    void windowOn() {
-        gcs.writeRateLimit(WINDOW);
-    }
-
-    private GcsLockRegistry windowed() {
-        return registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(50))
-                .operationTimeout(Duration.ofSeconds(1)).writeRateWindow(WINDOW));
-    }
+class WriteWindowAfterOwnDeleteTest extends WriteWindowTestBase {
 
     /** The same thread comes back, release after acquire, three times: each create one request, no 429. */
     @Test

@@ -1,7 +1,6 @@
 package io.github.gcslock;
 
 import io.github.gcslock.test.Operation;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -44,19 +43,7 @@ import static org.awaitility.Awaitility.await;
  *     {@code theDefaultsAndTtl8sBuild}.</li>
  * </ul>
  */
-class WriteWindowReviewTest extends EmulatorTestBase {
-
-    private static final Duration WINDOW = Duration.ofMillis(300);
-
-    @BeforeEach
-    void windowOn() {
-        gcs.writeRateLimit(WINDOW);
-    }
-
-    private GcsLockRegistry windowed() {
-        return registry(b -> b.ttl(Duration.ofSeconds(2)).refreshInterval(Duration.ofMillis(50))
-                .operationTimeout(Duration.ofSeconds(1)).writeRateWindow(WINDOW));
-    }
+class WriteWindowReviewTest extends WriteWindowTestBase {
 
     // ------------------------------------------------------------------ same-process writes across leases
 
