@@ -17,6 +17,7 @@
 # --which interleavings|api: only one of the explorers.
 # --control K: K runs on the unmutated engine first (and no mutation unless labels are given).
 # Batches: run a few labels per /work/bin/slot call; --prepared skips the Maven step (the classes are current).
+# A label selects every mutation whose label contains it; '=<label>' selects only the mutation of exactly that label.
 import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
 E='gcslock-core/src/main/java/io/github/gcslock/'
@@ -137,7 +138,7 @@ muts = [
  ("renew and releaseAfter take only this registry's leases", E+'GcsLockRegistry.java', "if (target == null || !target.issuedBy(issuer)) {", "if (target == null) {", "ExplorerFindingsTest#renewAndReleaseAfterRefuseALeaseOfAnotherRegistry"),
  ("every listener is told whatever another threw", E+'LockEventDispatcher.java', "                if (first == null) {\n                    first = e;", "                if (true) {\n                    throw e;", "ExplorerFindingsTest#aListenerThatThrowsAnErrorHidesNoEventFromTheOthers"),
  ("an onLost listener's Error hides nothing", E+'GcsLease.java', "            } catch (Error e) {\n                // rule 20: one failing listener", "            } catch (StackOverflowError e) {\n                // rule 20: one failing listener", "ExplorerFindingsTest#aListenerThatThrowsAnErrorHidesNoEventFromTheOthers"),
- ("an acquireFinished Error after the hand-out releases the lease", E+'Acquirer.java', "                handedOut.release();\n", "", "ExplorerFindingsTest#anErrorOfAnAcquireFinishedListenerAfterTheHandOutReleasesTheLease"),
+ ("an acquireFinished Error after the hand-out releases the lease", E+'Acquirer.java', "                issuer.releaseFailedHandOut(handedOut);\n", "", "ExplorerFindingsTest#anErrorOfAnAcquireFinishedListenerAfterTheHandOutReleasesTheLease"),
  ("a failing acquisition keeps its own exception when acquireFinished throws", E+'Acquirer.java', "if (failed != null && failed != e) {", "if (false) {", "ExplorerFindingsTest#aCallThatFailsKeepsItsDocumentedExceptionWhenAnAcquireFinishedListenerThrows"),
  # issue 29: found by the interleaving explorer (a wait whose budget ran out in the local queue spun until the look came due)
  ("wait loop: no spin once the budget has run out", E+'Acquirer.java', "long untilDue = budget > 0 ? attempts.nanosUntilNextLook(name) : 0;", "long untilDue = budget > 0 && left > 0 ? attempts.nanosUntilNextLook(name) : 0;", "EngineInterleavingExplorerTest#aWaitWhoseBudgetRanOutWhileAnotherThreadPacesEndsWithoutSpinning"),
@@ -292,7 +293,7 @@ if batch:
     a, b = (int(x) if x else None for x in batch.split(':'))
     muts = muts[a:b]
 for label, f, old, new, test in muts:
-    if only and not any(o in label for o in only): continue
+    if only and not any(o[1:] == label if o.startswith('=') else o in label for o in only): continue  # '=label': that one only
     olds, news = (old, new) if isinstance(old, list) else ([old], [new])
     files = f if isinstance(f, list) else [f] * len(olds)  # one file for all patterns, or one per pattern
     srcs = {p: open(p).read() for p in set(files)}
