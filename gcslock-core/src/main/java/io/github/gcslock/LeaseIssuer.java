@@ -75,15 +75,19 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      * here and the lock object deleted, so a lease that is not handed out never stays behind.
      */
     Lease own(LocalSlot slot, GcsLease lease) {
-        boolean registered = false;
+        Runnable tellAcquired = null;
+        Long before = null;
         synchronized (lifecycle) {
             if (!closed) {
                 holds.own(slot, lease);
+                // Rule 20: the lease's first events (fencingTokenRegression, acquired) take their places among the
+                // lock's events before its refreshes start, so its loss (a refresh that finds the object gone) comes after.
+                before = fencing.regressedFrom(lease);
+                tellAcquired = listeners.acquiredQueued(lease, before);
                 keeper.start(lease);
-                registered = true;
             }
         }
-        if (!registered) {
+        if (tellAcquired == null) {
             // The create raced close(): close() has already released its snapshot of the held leases and
             // stopped the refresher, so nobody would refresh or release this one. Delete it now.
             log.info("lock '{}': the registry was closed while the lock was being acquired; deleting it again", lease.name());
@@ -92,32 +96,18 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             throw closedException(lease.name());
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
-        Long before = fencing.regressedFrom(lease);
-        Error failed = null;
         if (before != null) {
             log.warn("lock '{}': acquired with fencing token {}, not greater than {} seen earlier for this name; GCS "
                     + "documents generations as unique, not as increasing: a resource that refuses tokens below the "
                     + "last it accepted will refuse this holder's writes", lease.name(), lease.fencingToken(), before);
-            try {
-                listeners.fencingTokenRegression(lease, before);
-            } catch (Error e) {
-                failed = e; // every listener is told acquired all the same, before the release's released (rule 20)
-            }
         }
         try {
-            listeners.acquired(lease); // first among the lease's events (rule 20)
+            tellAcquired.run(); // fencingTokenRegression (if any), then acquired: first among the lease's events (rule 20)
         } catch (Error e) {
-            if (failed == null) {
-                failed = e;
-            } else if (failed != e) {
-                failed.addSuppressed(e);
-            }
-        }
-        if (failed != null) {
-            Error e = failed;
             // Listeners swallows a listener's RuntimeException; an Error (an assertion, a linkage error, an
             // out-of-memory) reaches the caller, whose call fails: it will never release this lease, so
-            // release it here instead of leaving it held and refreshed for the life of the process.
+            // release it here instead of leaving it held and refreshed for the life of the process. Every listener
+            // was told acquired all the same, before the release's released (rule 20).
             log.warn("lock '{}': a listener failed while the lock was handed out ({}); releasing it", lease.name(), e.toString());
             release.releaseNow(lease);
             throw e;

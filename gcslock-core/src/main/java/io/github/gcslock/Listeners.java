@@ -104,20 +104,52 @@ final class Listeners implements LockStore.RequestOutcomes {
         acquisitionEvent(name, l -> l.tookOver(name, stale));
     }
 
-    /** Among the lock's events, before the lease's "acquired" (rule 20), as {@link #acquired}. */
-    void fencingTokenRegression(Lease lease, long highestSeenBefore) {
-        acquisitionEvent(lease.name(), l -> l.fencingTokenRegression(lease, highestSeenBefore));
+    /**
+     * The lease's first events (rule 20): {@code fencingTokenRegression} when {@code highestSeenBefore} is not null (its
+     * token is below one seen before, rule 18), then {@code acquired}. For each listener both take one place among its
+     * events of the lock, now, before the lease's refreshes start (the caller starts them after this), so that nothing
+     * of the lease comes before them: while a listener told first blocks in {@code fencingTokenRegression}, the lease's
+     * loss used to take its place between the two, and a listener thread told the next listener {@code lost} before
+     * its {@code acquired}. The returned task delivers them and must be run: for each listener on the acquiring thread
+     * when nothing of its view of the lock is pending (an Error thrown there reaches the caller, who then does not hold
+     * the lock; the listener is told {@code acquired} all the same), else queued behind it on the listener threads (a
+     * previous lease's slow "lost" listener) — the acquiring thread never waits for listeners.
+     */
+    Runnable acquiredQueued(Lease lease, Long highestSeenBefore) {
+        if (all.isEmpty()) {
+            return () -> { };
+        }
+        List<LockEventDispatcher.Channel> channels = new ArrayList<>();
+        List<Runnable> tasks = new ArrayList<>();
+        for (Registration r : all) {
+            channels.add(channel(lease.name(), r));
+            tasks.add(() -> handedOut(r.listener, lease, highestSeenBefore));
+        }
+        return events.reserveHere(channels, tasks); // one place per listener for both events
     }
 
-    /**
-     * First among the lease's events (rule 20): its refreshes, already scheduled, queue behind this. For each listener:
-     * on the acquiring thread when nothing of that listener's view of the lock is pending (an Error thrown there
-     * reaches the caller, who then does not hold the lock); when a previous lease's events are still pending or
-     * running for it (its slow "lost" listener), queued behind them on the listener threads — the acquiring thread
-     * never waits for listeners, and a failure there is logged like any listener's.
-     */
-    void acquired(Lease lease) {
-        acquisitionEvent(lease.name(), l -> l.acquired(lease));
+    /** One listener's first events of a lease: an Error in fencingTokenRegression hides no acquired (rule 20). */
+    private static void handedOut(LockEventListener listener, Lease lease, Long highestSeenBefore) {
+        Error failed = null;
+        if (highestSeenBefore != null) {
+            try {
+                tell(listener, l -> l.fencingTokenRegression(lease, highestSeenBefore));
+            } catch (Error e) {
+                failed = e;
+            }
+        }
+        try {
+            tell(listener, l -> l.acquired(lease));
+        } catch (Error e) {
+            if (failed == null) {
+                failed = e;
+            } else if (failed != e) {
+                failed.addSuppressed(e);
+            }
+        }
+        if (failed != null) {
+            throw failed;
+        }
     }
 
     // ---- through the dispatcher

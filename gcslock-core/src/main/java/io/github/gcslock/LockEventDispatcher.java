@@ -211,15 +211,29 @@ final class LockEventDispatcher {
      * blocking here holds back no other listener (rule 20). A channel with earlier events pending or running (a previous
      * lease's slow "lost" listener, its "released"), or whose event this thread is running now (a listener acquiring its
      * lock again in its own callback), gets the event queued behind them: a listener's events never overlap, across the
-     * lock's leases too, and an acquiring thread never waits for listeners. For the acquisition events ("acquired",
-     * "notAcquired", "tookOver", "fencingTokenRegression").
+     * lock's leases too, and an acquiring thread never waits for listeners. For the acquisition events ("acquired"
+     * with "fencingTokenRegression" before it, "notAcquired", "tookOver").
      */
     void runHereOrQueue(List<Channel> channels, List<Runnable> events) {
+        reserveHere(channels, events).run();
+    }
+
+    /**
+     * As {@link #runHereOrQueue}, in two steps: every event takes its place now, and the returned task delivers them
+     * (on the thread that runs it, which must run it; an {@link Error} thrown there reaches it). A lease's first events
+     * take their places before its refreshes start, so that nothing of the lease comes before them (rule 20).
+     */
+    Runnable reserveHere(List<Channel> channels, List<Runnable> events) {
         int n = channels.size();
         Entry[] entries = new Entry[n];
         for (int i = 0; i < n; i++) {
             entries[i] = enqueue(channels.get(i), events.get(i));
         }
+        return () -> deliverAllHere(channels, entries);
+    }
+
+    private void deliverAllHere(List<Channel> channels, Entry[] entries) {
+        int n = entries.length;
         Error first = null;
         for (int i = 0; i < n; i++) {
             if (entries[i] == null) {

@@ -6,7 +6,11 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -42,6 +46,7 @@ class FencingRegressionEventsTest {
         @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { events.add("fencingTokenRegression"); }
         @Override public void acquired(Lease lease) { events.add("acquired"); }
         @Override public void released(Lease lease) { events.add("released"); }
+        @Override public void lost(Lease lease, LockLostException reason) { events.add("lost"); }
     }
 
     @Test
@@ -74,6 +79,64 @@ class FencingRegressionEventsTest {
                 .containsExactly("fencingTokenRegression", "acquired", "released");
         assertThat(first.events).as("the failing listener itself").containsExactly("fencingTokenRegression", "acquired", "released");
         assertThat(registry.heldLeases()).isEmpty();
+        assertThat(bucket.names()).as("nothing left in the bucket").isEmpty();
+    }
+
+    /**
+     * Found by the interleaving explorer (issue 29, the bucket-restore step; seeds -7496568695166386491,
+     * 1420680776011390062, 6585243372559263266, 1478056081458862561 of randomProgramsWithHostileListenersAndInterrupts,
+     * about once per hundred schedules): the first listener blocks in {@code fencingTokenRegression} on the acquiring
+     * thread; meanwhile the lease's object is deleted (the restored bucket forgets it, an administrator) and a refresh
+     * finds it gone. {@code fencingTokenRegression} and {@code acquired} took their places among the lock's events in
+     * two steps, so the loss took its place between them, and a listener thread told the second listener
+     * {@code [fencingTokenRegression, lost]}, its {@code acquired} only after (rule 20: acquired first among a lease's
+     * events). Both take one place now, before the lease's refreshes start.
+     */
+    @Test
+    void aLeaseLostWhileAListenerBlocksInFencingTokenRegressionIsToldAcquiredBeforeLostByTheOthers() throws Exception {
+        CountDownLatch inRegression = new CountDownLatch(1);
+        CountDownLatch letGo = new CountDownLatch(1);
+        Recorder second = new Recorder();
+        LockEventListener blocking = new LockEventListener() {
+            @Override
+            public void fencingTokenRegression(Lease lease, long highestSeenBefore) {
+                inRegression.countDown();
+                try {
+                    letGo.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        registry = GcsLockRegistry.builder(bucket.storage("p1"), "locks").storageAsGiven().verifyBucket(false)
+                .ttl(Duration.ofSeconds(10)).refreshInterval(Duration.ofMillis(50)).listener(blocking).listener(second).build();
+        registry.tryAcquire("fenced").orElseThrow().release();
+        second.events.clear();
+        bucket.restoredWithLowerGenerations(Duration.ofHours(1));
+
+        CompletableFuture<Optional<Lease>> call = new CompletableFuture<>();
+        Thread caller = new Thread(() -> {
+            try {
+                call.complete(registry.tryAcquire("fenced"));
+            } catch (Throwable t) {
+                call.completeExceptionally(t);
+            }
+        }, "caller");
+        caller.start();
+        assertThat(inRegression.await(30, TimeUnit.SECONDS)).as("the first listener blocks in fencingTokenRegression").isTrue();
+        com.google.cloud.storage.Blob object = bucket.peek("gcslock/fenced");
+        assertThat(bucket.deleteAsAdministrator(object.getName(), object.getGeneration())).isTrue();
+        await("the second listener told lost while the first blocks").atMost(Duration.ofSeconds(30))
+                .until(() -> second.events.contains("lost"));
+        List<String> whileBlocked = List.copyOf(second.events);
+        letGo.countDown();
+        Lease lease = call.get(30, TimeUnit.SECONDS).orElseThrow();
+        lease.release();
+
+        assertThat(whileBlocked).as("the second listener, while the first blocks in fencingTokenRegression: acquired first"
+                + " among the lease's events (rule 20)").containsExactly("fencingTokenRegression", "acquired", "lost");
+        await().atMost(Duration.ofSeconds(30)).until(() -> second.events.contains("released"));
+        assertThat(second.events).containsExactly("fencingTokenRegression", "acquired", "lost", "released");
         assertThat(bucket.names()).as("nothing left in the bucket").isEmpty();
     }
 }
