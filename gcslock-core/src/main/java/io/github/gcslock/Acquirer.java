@@ -62,6 +62,8 @@ final class Acquirer {
      */
     private static final class Announcement {
         boolean told;
+        /** The listeners told its acquireStarted: its acquireFinished goes to them alone (rule 20); null before. */
+        Listeners.Announced audience;
     }
 
     /** {@code tryAcquire} of the public API: one attempt, told to the listeners (acquireStarted ... acquireFinished). */
@@ -80,7 +82,7 @@ final class Acquirer {
             throw e;
         } finally {
             if (call.told || !(lease.orElse(null) instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                finished(name, outcome, start, lease.orElse(null), failed);
+                finished(name, outcome, start, lease.orElse(null), failed, call.audience);
             }
         }
     }
@@ -105,7 +107,7 @@ final class Acquirer {
             throw e;
         } finally {
             if (call.told || !(lease instanceof ReentrantHold)) { // a reentrant hold is not an acquisition
-                finished(name, outcome, start, lease, failed);
+                finished(name, outcome, start, lease, failed, call.audience);
             }
         }
     }
@@ -116,9 +118,10 @@ final class Acquirer {
      * A call already failing ({@code failed}: bad input, GCS unreachable) keeps its own exception, documented for it;
      * the listener's Error is attached to it as suppressed.
      */
-    private void finished(String name, AcquireOutcome outcome, long start, Lease handedOut, Throwable failed) {
+    private void finished(String name, AcquireOutcome outcome, long start, Lease handedOut, Throwable failed,
+                          Listeners.Announced audience) {
         try {
-            listeners.acquireFinished(name, outcome, start);
+            listeners.acquireFinished(name, outcome, start, audience); // to the listeners told acquireStarted (rule 20)
         } catch (Error e) {
             if (handedOut != null) {
                 log.warn("lock '{}': a listener failed after the lock was handed out ({}); releasing it", name, e.toString());
@@ -151,7 +154,8 @@ final class Acquirer {
             return Optional.of(reentrant);
         }
         call.told = true;
-        listeners.acquireStarted(name, AcquireMode.TRY);
+        call.audience = listeners.announce();
+        listeners.acquireStarted(name, AcquireMode.TRY, call.audience);
         // Rule 17: a listener may have taken the name for this very owner inside acquireStarted (on this thread).
         reentrant = holds.reenter(slot, name, owner);
         if (reentrant != null) {
@@ -219,7 +223,8 @@ final class Acquirer {
         }
         refuseWaitForOwnThread(name, slot, budget, owner);
         call.told = true;
-        listeners.acquireStarted(name, AcquireMode.WAIT);
+        call.audience = listeners.announce();
+        listeners.acquireStarted(name, AcquireMode.WAIT, call.audience);
         // Rule 17 again, after acquireStarted: a listener may have taken the name inside it, on this thread. For this
         // very owner the call is a reentrant hold (told acquireFinished, as every announced call is); for an invocation
         // whose thread now holds it, the wait is refused as above. Checked only before it, the wait sat out its whole

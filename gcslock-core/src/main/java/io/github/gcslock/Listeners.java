@@ -75,20 +75,42 @@ final class Listeners implements LockStore.RequestOutcomes {
      * the lock is pending (an Error thrown there reaches the caller), else queued behind it (a previous lease's
      * {@code lost} or {@code released} still running), so that it never overlaps them.
      */
-    void acquireStarted(String name, AcquireMode mode) {
-        acquisitionEvent(name, l -> l.acquireStarted(name, mode));
+    void acquireStarted(String name, AcquireMode mode, Announced announced) {
+        acquisitionEvent(announced.registrations, name, l -> l.acquireStarted(name, mode));
     }
 
     /**
      * The call that started at {@code startNanos} (of the registry's ticker) ended with {@code outcome}; {@code took} is
      * measured now, on the acquiring thread, wherever the event runs. Last of the call's events, as {@link #acquired}.
+     * Told to the registrations the call told {@code acquireStarted} ({@code announced}), or, for a call that failed
+     * before it was announced (bad input, a closed registry: null), to every listener registered now.
      */
-    void acquireFinished(String name, AcquireOutcome outcome, long startNanos) {
-        if (all.isEmpty()) {
+    void acquireFinished(String name, AcquireOutcome outcome, long startNanos, Announced announced) {
+        List<Registration> to = announced != null ? announced.registrations : all;
+        if (to.isEmpty()) {
             return;
         }
         Duration took = Duration.ofNanos(nanoTime.getAsLong() - startNanos);
-        acquisitionEvent(name, l -> l.acquireFinished(name, outcome, took));
+        acquisitionEvent(to, name, l -> l.acquireFinished(name, outcome, took));
+    }
+
+    /**
+     * The registrations a call tells {@code acquireStarted}, taken before it tells them (rule 20): its
+     * {@code acquireFinished} goes to them alone. A listener added while the call is in flight is told neither end of
+     * that call (it is told the call's lease events from then on, as any listener registered then), never an
+     * {@code acquireFinished} without its {@code acquireStarted}; a tracing listener pairs the two.
+     */
+    static final class Announced {
+        private final List<Registration> registrations;
+
+        private Announced(List<Registration> registrations) {
+            this.registrations = registrations;
+        }
+    }
+
+    /** The audience of a call about to tell {@code acquireStarted}: every listener registered now. */
+    Announced announce() {
+        return new Announced(List.copyOf(all));
     }
 
     /** An attempt found {@code name} held by {@code holder}; nothing when the holder is unknown (null). */
@@ -253,12 +275,17 @@ final class Listeners implements LockStore.RequestOutcomes {
      * first {@link Error} thrown on this thread is thrown once every listener was told or queued.
      */
     private void acquisitionEvent(String name, Consumer<LockEventListener> call) {
-        if (all.isEmpty()) {
+        acquisitionEvent(all, name, call);
+    }
+
+    /** As {@link #acquisitionEvent(String, Consumer)}, told to {@code to} (a call's audience, see {@link Announced}). */
+    private void acquisitionEvent(List<Registration> to, String name, Consumer<LockEventListener> call) {
+        if (to.isEmpty()) {
             return;
         }
         List<LockEventDispatcher.Channel> channels = new ArrayList<>();
         List<Runnable> tasks = new ArrayList<>();
-        for (Registration r : all) {
+        for (Registration r : to) {
             channels.add(channel(name, r));
             tasks.add(() -> tell(r.listener, call));
         }

@@ -58,7 +58,9 @@ public interface LockEventListener {
      * A {@code tryAcquire} or {@code acquire} call ended (not for reentrant holds, except one that an
      * {@link #acquireStarted} listener made reentrant by taking the lock itself), on the calling thread
      * before the call returns or throws, unless queued behind this listener's earlier events of the lock (see above). Also called without a preceding {@link #acquireStarted} when the
-     * call failed before asking (bad input, closed registry).
+     * call failed before asking (bad input, closed registry). A listener added while a call is in flight is not told
+     * that call's {@code acquireFinished}, as it was not told its {@link #acquireStarted}: each call's pair goes to the
+     * listeners registered when it started.
      *
      * @param name    the lock name
      * @param outcome {@link AcquireOutcome#ACQUIRED}; {@link AcquireOutcome#BUSY} (tryAcquire found it held);
