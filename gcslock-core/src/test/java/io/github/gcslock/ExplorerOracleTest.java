@@ -80,4 +80,32 @@ class ExplorerOracleTest {
         }
         assertThat(run.bucket.peek("gcslock/x")).as("the listener's release ended with its object deleted").isNull();
     }
+
+    /**
+     * The untriaged find of the acquireStarted/acquireFinished count (seed -1812807406405883 of the hostile programs
+     * under faults: {@code p2's recording listener was told acquireStarted of 'y' 3 times and acquireFinished 2 times}),
+     * triaged as the oracle: once every actor is done the world no longer moves time, so a listener's own call (the
+     * explorer's {@code acquireInListener}) that waits on it — the write window after its own release, rule 21 — has
+     * told {@code acquireStarted} and not yet {@code acquireFinished} when the final checks count. Such a call, still in
+     * flight, is no call left unfinished; one that has returned is.
+     */
+    @Test
+    void aListenersOwnCallStillInFlightWhenTheRunEndsIsNoCallLeftUnfinished() {
+        EngineInterleavingExplorerTest.Run run = new EngineInterleavingExplorerTest.Run(1, false);
+        GcsLockRegistry p1 = run.registry("p1");
+        run.world.explore(1, Duration.ofSeconds(1), () -> { }); // no actors: the world ends, its timed waits pass at once
+        try {
+            run.enter(p1, "y"); // a listener's call of 'y', announced, still running
+            run.events.get(p1).acquireStarted("y", AcquireMode.TRY);
+            run.checkEveryCallToldFinished();
+            assertThat(run.violations).as("a call still in flight").isEmpty();
+
+            run.leave(p1, "y"); // it returned without telling acquireFinished
+            run.checkEveryCallToldFinished();
+            assertThat(run.violations).singleElement().asString()
+                    .startsWith("p1's recording listener was told acquireStarted of 'y' 1 times and acquireFinished 0 times");
+        } finally {
+            run.registries.forEach(GcsLockRegistry::close);
+        }
+    }
 }
