@@ -108,7 +108,7 @@ class EngineExplorerPropertyTest {
      */
     static final boolean SURVEY = Boolean.getBoolean("gcslock.explorer.survey");
 
-    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME }
+    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING }
 
     static final Set<Kind> ALPHABET = EnumSet.copyOf(Arrays.stream(
             System.getProperty("gcslock.explorer.actions", Arrays.stream(Kind.values()).map(Enum::name)
@@ -152,6 +152,7 @@ class EngineExplorerPropertyTest {
         all.put(Kind.CRASH, crashAction());
         all.put(Kind.LOCK, lockAction());
         all.put(Kind.BAD_NAME, badNameAction());
+        all.put(Kind.BAD_SETTING, badSettingAction());
         Map<Kind, Integer> weights = Map.of(Kind.ACQUIRE, 5, Kind.RELEASE, 4, Kind.WAIT, 2, Kind.TIME, 3, Kind.FAULT, 2,
                 Kind.LISTENER, 2, Kind.TICK, 2, Kind.FOLLOW, 2, Kind.RELEASE_AFTER, 2, Kind.RENEW, 2);
         for (Kind k : Kind.values()) {
@@ -329,6 +330,37 @@ class EngineExplorerPropertyTest {
         return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1),
                         Arbitraries.of("half\uD800pair", "x".repeat(1024 - "gcslock/".length()) + "\u00e9"))
                 .as((p, name) -> step("P" + p + " tryAcquire of a bad name (" + name.length() + " chars)", w -> w.badName(p, name)));
+    }
+
+    /**
+     * Settings the engine refuses at build (rule 19), each naming its setting: a prefix that leaves no room for a name
+     * (1024 bytes), a TTL too short for the write window (rule 21), TTLs and intervals that are not positive.
+     */
+    enum BadSetting {
+        PREFIX_1024("prefix", b -> b.prefix("p".repeat(1023) + "/")),
+        PREFIX_UTF8_1024("prefix", b -> b.prefix("\u00e9".repeat(511) + "//")),
+        TTL_BELOW_WRITE_WINDOW("ttl", b -> b.ttl(Duration.ofSeconds(2)).writeRateWindow(Duration.ofSeconds(1))),
+        TTL_ZERO("ttl", b -> b.ttl(Duration.ZERO)),
+        REFRESH_NOT_BELOW_TTL("refreshInterval", b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(60))),
+        NO_REFRESH_FAILURE("maxRefreshFailures", b -> b.maxRefreshFailures(0));
+        final String setting;
+        final java.util.function.UnaryOperator<GcsLockRegistry.Builder> apply;
+
+        BadSetting(String setting, java.util.function.UnaryOperator<GcsLockRegistry.Builder> apply) {
+            this.setting = setting;
+            this.apply = apply;
+        }
+    }
+
+    /** Each bad setting in turn (no request is made: cheap), from the one drawn on. */
+    static Action.Independent<World> badSettingAction() {
+        return () -> Arbitraries.of(BadSetting.class)
+                .map(from -> step("registries built with each bad setting, from " + from, w -> {
+                    BadSetting[] all = BadSetting.values();
+                    for (int i = 0; i < all.length; i++) {
+                        w.badSetting(all[(from.ordinal() + i) % all.length]);
+                    }
+                }));
     }
 
     /** What a crashed or foreign writer left in the bucket (rule 1's object, written by no live lease). */
@@ -887,7 +919,7 @@ class EngineExplorerPropertyTest {
                     throw e;
                 }
                 if (got) {
-                    lock.unlock();
+                    r.obtain(name).unlock(); // obtain twice is one lock (its Javadoc): the same hold, whichever view gives it back
                 }
                 if (ms <= 0 && System.nanoTime() - began > TimeUnit.MILLISECONDS.toNanos(OP_TIMEOUT.toMillis() * 4 + 2_000)) {
                     // GcsDistributedLock: tryLock with a time <= 0 does not wait (one attempt, as tryLock())
@@ -899,6 +931,25 @@ class EngineExplorerPropertyTest {
                     && !(o.error instanceof InjectedError)
                     && !(o.error instanceof IllegalStateException && String.valueOf(o.error.getMessage()).contains("closed"))) {
                 violation(what + " threw an undocumented " + o.error);
+            }
+        }
+
+        /** Rule 19: a bad setting is refused at build with GcsLockConfigurationException naming it, before any request. */
+        void badSetting(BadSetting bad) {
+            GcsLockRegistry built = null;
+            try {
+                built = bad.apply.apply(GcsLockRegistry.builder(GCS.storage("explorer-settings"), bucket).verifyBucket(false)).build();
+                violation("a registry with " + bad + " was built (rule 19: refused at build, naming '" + bad.setting + "')");
+            } catch (GcsLockConfigurationException e) {
+                if (!bad.setting.equals(e.setting())) {
+                    violation("a registry with " + bad + " was refused naming '" + e.setting() + "', not '" + bad.setting + "': " + e.getMessage());
+                }
+            } catch (RuntimeException e) {
+                violation("a registry with " + bad + " was refused with an undocumented " + e + " (rule 19: GcsLockConfigurationException)");
+            } finally {
+                if (built != null) {
+                    built.close();
+                }
             }
         }
 

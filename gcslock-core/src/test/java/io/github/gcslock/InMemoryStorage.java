@@ -167,6 +167,35 @@ final class InMemoryStorage {
         return before;
     }
 
+    /**
+     * Another process's write to {@code name} landing from outside every client (no request, no observer), if its live
+     * object is generation {@code generation}: {@code replace} false, the object updated as another writer's patch would
+     * (metageneration + 1, updated now, refresh id {@code refresh}); true, deleted and made again by the process
+     * {@code owner} and patched up to the same metageneration (a new generation, lease id and refresh id). Returns the
+     * object now there, or null if generation {@code generation} was not there.
+     */
+    synchronized Blob writeAsAnotherProcess(String name, long generation, boolean replace, String owner, String refresh) {
+        Obj o = objects.get(name);
+        if (o == null || o.generation() != generation) {
+            return null;
+        }
+        Instant now = clock.get();
+        Map<String, String> meta = new LinkedHashMap<>(o.metadata());
+        meta.put("gcslock-refresh", refresh);
+        Obj changed;
+        if (replace) {
+            long micros = now.getEpochSecond() * 1_000_000L + now.getNano() / 1_000 - generationsBack;
+            lastGeneration = Math.max(lastGeneration + 1, micros);
+            meta.put("gcslock-owner", owner);
+            meta.put("gcslock-lease", owner + "-" + lastGeneration);
+            changed = new Obj(name, lastGeneration, o.metageneration(), now, now, meta);
+        } else {
+            changed = new Obj(name, o.generation(), o.metageneration() + 1, o.created(), now, meta);
+        }
+        objects.put(name, changed);
+        return blob(changed);
+    }
+
     /** The live object of {@code name} as the client would get it, or null (for checks; no request). */
     synchronized Blob peek(String name) {
         Obj o = objects.get(name);
