@@ -85,36 +85,52 @@ final class LocalHolds {
      * future is still running, would otherwise run a second body inside the first's hold).
      */
     Lease reenter(LocalSlot slot, String name, Object owner) {
-        if (slot.owner != owner) {
-            return null;
-        }
-        GcsLease lease = slot.lease;
+        GcsLease lease = heldBy(slot, owner);
         if (lease == null) {
             return null;
         }
         if (!lease.isHealthy()) {
-            if (lease.lostReason().isEmpty()) {
-                // Its release is under way (given back on another thread: a future's completion, a listener, a release
-                // handed off), its DELETE still in flight, so the slot still names this owner. The owner holds nothing
-                // now: it waits for that release like anyone. Read as a lost enclosing hold, the owner's next call
-                // failed with "no longer healthy: released" for a hold it had ended itself.
-                return null;
-            }
             throw new LockLostException(name, lease.fencingToken(), "the enclosing hold of this owner is no longer healthy: "
-                    + lease.lostReason().get());
+                    + lease.lostReason().orElse("released"));
         }
         synchronized (slot) {
             if (slot.holds < 1) {
-                return null; // its hold was given back by releaseAfter (rule 13): wait for the delayed release like anyone
+                return null; // given back by releaseAfter meanwhile (rule 13): wait for the delayed release like anyone
             }
             slot.holds++;
         }
         return new ReentrantHold(lease);
     }
 
-    /** Whether {@code owner} ({@link LockOwner#key()}) holds {@code slot}'s name now. */
+    /**
+     * Whether {@code owner} ({@link LockOwner#key()}) holds {@code slot}'s name now. The one answer to that question for
+     * reentry and for {@link Acquirer}'s refusal of an invocation's wait for its own thread's hold (rule 17).
+     */
     boolean ownedBy(LocalSlot slot, Object owner) {
-        return slot.owner == owner;
+        return heldBy(slot, owner) != null;
+    }
+
+    /**
+     * Rule 17: the lease {@code owner} holds in {@code slot}, or null. Not held: a slot of another owner; a hold all given
+     * back by releaseAfter (rule 13: its delayed release ends by itself); a lease whose release has begun, lost first or
+     * not (given back on another thread: a future's completion, an onLost listener, a release handed off, a failed
+     * hand-out; its DELETE still in flight, so the slot still names this owner, but the owner holds nothing now and waits
+     * for that release like anyone). Read as held, such a release made the owner's next call fail with LockLostException
+     * ("no longer healthy"), and an invocation on the owner's thread was refused as a wait for that thread's own hold. A
+     * lost lease not yet given back is still held: its holder has not let it go, and a nested call must hear that it
+     * was lost.
+     */
+    private static GcsLease heldBy(LocalSlot slot, Object owner) {
+        if (slot.owner != owner) {
+            return null;
+        }
+        GcsLease lease = slot.lease;
+        if (lease == null || lease.isReleasing()) {
+            return null;
+        }
+        synchronized (slot) {
+            return slot.holds < 1 ? null : lease;
+        }
     }
 
     /** The calling thread took {@code slot}'s permit to ask GCS for {@code owner} ({@link LockOwner#key()}). */
