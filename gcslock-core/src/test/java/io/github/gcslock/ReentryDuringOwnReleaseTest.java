@@ -5,6 +5,7 @@ import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -26,45 +27,9 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
     @Test
     void theHoldingThreadAsksAgainWhileAnotherThreadReleasesItsHold() throws Exception {
         GcsLockRegistry r = registry();
-        CountDownLatch deleteHeld = new CountDownLatch(1);
-        CountDownLatch letGo = new CountDownLatch(1);
-        CompletableFuture<Lease> again = CompletableFuture.supplyAsync(() -> {
-            try {
-                Lease first = r.acquire("given-back", Duration.ZERO);
-                gcs.faults().beforeNext(Operation.DELETE, "gcslock/given-back", () -> {
-                    deleteHeld.countDown();
-                    try {
-                        letGo.await(20, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
-                CompletableFuture.runAsync(first::release); // given back on another thread
-                assertThat(deleteHeld.await(20, TimeUnit.SECONDS)).isTrue();
-                CompletableFuture.runAsync(() -> {
-                    try {
-                        Thread.sleep(300);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                    letGo.countDown();
-                });
-                // the same thread, while that DELETE is in flight: it holds nothing, so it waits for the release
-                return r.acquire("given-back", Duration.ofSeconds(10));
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
-        Lease lease;
-        try {
-            lease = again.get(60, TimeUnit.SECONDS);
-        } finally {
-            letGo.countDown();
-        }
-        assertThat(lease.isHealthy()).isTrue();
-        assertThat(lease).isNotInstanceOf(ReentrantHold.class);
-        lease.release();
-        assertThat(object("given-back")).isNull();
+        // the same thread, while that DELETE is in flight: it holds nothing, so it waits for the release
+        Lease lease = askAgainWhileItsReleaseIsInFlight(r, "given-back", () -> r.acquire("given-back", Duration.ofSeconds(10)));
+        assertIsALeaseOfItsOwnAndRelease(lease);
     }
 
     /**
@@ -75,19 +40,22 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
     @Test
     void anInvocationOnTheThreadWhoseHoldIsBeingReleasedElsewhereWaitsForThatRelease() throws Exception {
         GcsLockRegistry r = registry();
+        Lease lease = askAgainWhileItsReleaseIsInFlight(r, "handed-off",
+                () -> r.acquire("handed-off", Duration.ofSeconds(10), null, LockOwner.newInvocation("job")));
+        assertIsALeaseOfItsOwnAndRelease(lease);
+    }
+
+    /**
+     * On a thread of its own: takes {@code name}, gives it back on another thread with that release's DELETE held, and
+     * while the DELETE is held (let go 300 ms later) asks again with {@code again}, on the thread that took it.
+     */
+    private Lease askAgainWhileItsReleaseIsInFlight(GcsLockRegistry r, String name, Callable<Lease> again) throws Exception {
         CountDownLatch deleteHeld = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
-        CompletableFuture<Lease> invocation = CompletableFuture.supplyAsync(() -> {
+        CompletableFuture<Lease> asked = CompletableFuture.supplyAsync(() -> {
             try {
-                Lease first = r.acquire("handed-off", Duration.ZERO);
-                gcs.faults().beforeNext(Operation.DELETE, "gcslock/handed-off", () -> {
-                    deleteHeld.countDown();
-                    try {
-                        letGo.await(20, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
+                Lease first = r.acquire(name, Duration.ZERO);
+                holdNextDelete(name, deleteHeld, letGo);
                 CompletableFuture.runAsync(first::release); // given back on another thread
                 assertThat(deleteHeld.await(20, TimeUnit.SECONDS)).isTrue();
                 CompletableFuture.runAsync(() -> {
@@ -98,21 +66,36 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
                     }
                     letGo.countDown();
                 });
-                return r.acquire("handed-off", Duration.ofSeconds(10), null, LockOwner.newInvocation("job"));
-            } catch (InterruptedException e) {
+                return again.call();
+            } catch (Exception e) {
                 throw new IllegalStateException(e);
             }
         });
-        Lease lease;
         try {
-            lease = invocation.get(60, TimeUnit.SECONDS);
+            return asked.get(60, TimeUnit.SECONDS);
         } finally {
             letGo.countDown();
         }
+    }
+
+    /** Holds the next DELETE of {@code name}'s object until {@code letGo}; {@code held} counts down when it arrives. */
+    private void holdNextDelete(String name, CountDownLatch held, CountDownLatch letGo) {
+        gcs.faults().beforeNext(Operation.DELETE, "gcslock/" + name, () -> {
+            held.countDown();
+            try {
+                letGo.await(20, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+    }
+
+    /** A healthy lease of its own (no reentrant hold of the one being released); its release leaves no object. */
+    private void assertIsALeaseOfItsOwnAndRelease(Lease lease) {
         assertThat(lease.isHealthy()).isTrue();
         assertThat(lease).isNotInstanceOf(ReentrantHold.class);
         lease.release();
-        assertThat(object("handed-off")).isNull();
+        assertThat(object(lease.name())).isNull();
     }
 
     /**
@@ -133,10 +116,7 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
             }
         });
         Lease lease = invocation.get(60, TimeUnit.SECONDS);
-        assertThat(lease.isHealthy()).isTrue();
-        assertThat(lease).isNotInstanceOf(ReentrantHold.class);
-        lease.release();
-        assertThat(object("held-at-least")).isNull();
+        assertIsALeaseOfItsOwnAndRelease(lease);
     }
 
     /** The refusal stays where it is due: the thread really holds the name, so an invocation's wait is refused at once. */
@@ -176,14 +156,7 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
             public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
                 if (outcome == AcquireOutcome.ACQUIRED && breakOnce.getAndSet(false)) {
                     // armed only now: a late create's clean-up DELETE before the hand-out must not take the hook
-                    gcs.faults().beforeNext(Operation.DELETE, "gcslock/failed-hand-out", () -> {
-                        deleteHeld.countDown();
-                        try {
-                            letGo.await(20, TimeUnit.SECONDS);
-                        } catch (InterruptedException e) {
-                            Thread.currentThread().interrupt();
-                        }
-                    });
+                    holdNextDelete("failed-hand-out", deleteHeld, letGo);
                     throw new AssertionError("acquireFinished broken");
                 }
             }
@@ -218,10 +191,7 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
             letGo.countDown();
         }
         assertThat(failed.get(30, TimeUnit.SECONDS)).isInstanceOf(AssertionError.class);
-        assertThat(lease.isHealthy()).isTrue();
-        assertThat(lease).isNotInstanceOf(ReentrantHold.class);
-        lease.release();
-        assertThat(object("failed-hand-out")).isNull();
+        assertIsALeaseOfItsOwnAndRelease(lease);
     }
 
     /**
@@ -242,14 +212,7 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
                 assertThat(storage.delete(object("lost-given-back").getBlobId())).isTrue(); // an administrator's delete
                 await("the lease declared lost by its next refresh").atMost(Duration.ofSeconds(30))
                         .until(() -> first.lostReason().isPresent());
-                gcs.faults().beforeNext(Operation.DELETE, "gcslock/lost-given-back", () -> {
-                    deleteHeld.countDown();
-                    try {
-                        letGo.await(20, TimeUnit.SECONDS);
-                    } catch (InterruptedException e) {
-                        Thread.currentThread().interrupt();
-                    }
-                });
+                holdNextDelete("lost-given-back", deleteHeld, letGo);
                 CompletableFuture.runAsync(first::release); // the owner gives its lost hold back, on another thread
                 assertThat(deleteHeld.await(20, TimeUnit.SECONDS)).isTrue();
                 Optional<Lease> oneShot = r.tryAcquire("lost-given-back");
@@ -267,9 +230,6 @@ class ReentryDuringOwnReleaseTest extends EmulatorTestBase {
         }
         assertThat((Optional<?>) outcomes[0]).as("a one-shot while the lost hold's release is in flight").isEmpty();
         Lease lease = (Lease) outcomes[1];
-        assertThat(lease.isHealthy()).isTrue();
-        assertThat(lease).isNotInstanceOf(ReentrantHold.class);
-        lease.release();
-        assertThat(object("lost-given-back")).isNull();
+        assertIsALeaseOfItsOwnAndRelease(lease);
     }
 }
