@@ -247,6 +247,7 @@ class EngineInterleavingExplorerTest {
             for (int a = 0; a < 2; a++) {
                 List<VirtualWorld.ThrowingRunnable> steps = new ArrayList<>();
                 List<String> described = new ArrayList<>();
+                List<HandOff> handOffs = new ArrayList<>();
                 int n = 1 + r.nextInt(3);
                 for (int i = 0; i < n; i++) {
                     String name = r.nextInt(4) == 0 ? "y" : "x";
@@ -265,13 +266,22 @@ class EngineInterleavingExplorerTest {
                         Duration wait = waits[r.nextInt(waits.length)];
                         Duration ttl = ttls[r.nextInt(ttls.length)];
                         boolean invocation = r.nextInt(3) == 0;
-                        int during = r.nextInt(6); // 0-1 nothing, 2 nested, 3 other owner once, 4 other owner waiting, 5 renew
+                        // 0 nothing, 1 nothing and the release handed to another thread (if not releaseAfter), 2 nested,
+                        // 3 other owner once, 4 other owner waiting, 5 renew
+                        int during = r.nextInt(6);
                         Duration renewTo = ttls[r.nextInt(ttls.length)];
                         Duration hold = holdFor[r.nextInt(holdFor.length)];
                         Duration delay = r.nextInt(3) == 0 ? delays[r.nextInt(delays.length)] : null;
+                        HandOff handOff = during == 1 && delay == null ? new HandOff() : null;
                         described.add("acquire " + name + " wait " + wait + " ttl " + ttl + (invocation ? " invocation" : " thread")
                                 + " during " + during + (during == 5 ? " renew " + renewTo : "") + " hold " + hold
-                                + (delay != null ? " releaseAfter " + delay : " release"));
+                                + (delay != null ? " releaseAfter " + delay : handOff != null
+                                ? " release handed to another thread, then ask again once it began" : " release"));
+                        if (handOff != null) {
+                            handOffs.add(handOff);
+                            String releaser = run.names.get(reg) + "-caller-" + a + "-releaser-" + handOffs.size();
+                            run.actor(releaser, () -> run.releaseHandedOver(handOff));
+                        }
                         steps.add(() -> {
                             LockOwner owner = invocation ? LockOwner.newInvocation("program") : null;
                             Lease l = wait.isZero() ? run.tryAcquire(reg, name, ttl, owner) : run.acquire(reg, name, wait, ttl, owner);
@@ -290,6 +300,9 @@ class EngineInterleavingExplorerTest {
                             } finally {
                                 if (delay != null) {
                                     run.releaseAfter(reg, l, delay);
+                                } else if (handOff != null && !(l instanceof ReentrantHold)) {
+                                    handOff.give(l);
+                                    run.askAgainAfterHandingOff(reg, l, owner);
                                 } else {
                                     run.release(l);
                                 }
@@ -298,8 +311,12 @@ class EngineInterleavingExplorerTest {
                     }
                 }
                 run.actor(run.names.get(reg) + "-caller-" + a, () -> {
-                    for (VirtualWorld.ThrowingRunnable step : steps) {
-                        step.run();
+                    try {
+                        for (VirtualWorld.ThrowingRunnable step : steps) {
+                            step.run();
+                        }
+                    } finally {
+                        handOffs.forEach(h -> h.give(null)); // a step that did not hand a lease over: its releaser ends
                     }
                 });
                 run.world.note(run.names.get(reg) + "-caller-" + a + " program: " + described);
@@ -559,6 +576,20 @@ class EngineInterleavingExplorerTest {
         }
         System.out.printf("explorer '%s': %d schedules held in %d ms%n", scenario, runs,
                 (System.nanoTime() - started) / 1_000_000);
+    }
+
+    /** A lease the caller that holds it hands to another thread (an actor of its own) to release. */
+    static final class HandOff {
+        final java.util.concurrent.CountDownLatch given = new java.util.concurrent.CountDownLatch(1);
+        final java.util.concurrent.atomic.AtomicReference<Lease> lease = new java.util.concurrent.atomic.AtomicReference<>();
+
+        /** Hands {@code l} over (null: nothing to release); only the first call counts (the caller's thread makes them all). */
+        void give(Lease l) {
+            if (given.getCount() > 0) {
+                lease.set(l);
+                given.countDown();
+            }
+        }
     }
 
     /** One schedule of one scenario: its world, bucket, registries, and what the callers saw. */
@@ -1894,6 +1925,57 @@ class EngineInterleavingExplorerTest {
                     violations.add("release() of " + h + " returned with its object still in the bucket");
                 }
             }
+        }
+
+        /** The other thread of a {@link HandOff}: waits until it is given the lease (or nothing), and releases it. */
+        void releaseHandedOver(HandOff handOff) throws InterruptedException {
+            world.await(handOff.given, Long.MAX_VALUE);
+            Lease l = handOff.lease.get();
+            if (l != null) {
+                release(l);
+            }
+        }
+
+        /**
+         * The owner of {@code given}, whose release it has just handed to another thread, asks for the lock again (waiting
+         * up to 6 s) as soon as that release has begun: it may be at any step then, its DELETE in flight, the name's slot
+         * still naming this owner, or done. Rule 17: an owner whose hold is being given back holds nothing; its call waits
+         * for that release like anyone's and gets a lease of its own — never a reentrant hold of the lease being
+         * released, nor LockLostException "the enclosing hold of this owner is no longer healthy: released" (review 4).
+         * (Asked before the release began, the owner still holds the lease: a reentrant hold, not this action.)
+         */
+        void askAgainAfterHandingOff(GcsLockRegistry r, Lease given, LockOwner owner) throws InterruptedException {
+            String name = given.name();
+            find(given).releaseAsked = true; // the application let it go: handed to another thread to release
+            GcsLease lease = (GcsLease) given;
+            for (int i = 0; !lease.isReleasing(); i++) {
+                if (i == 300) {
+                    return; // the other thread did not begin within 30 s of virtual time (a paused thread): nothing to ask
+                }
+                world.sleepVirtual(Duration.ofMillis(100));
+            }
+            Lease again;
+            enter(r, name);
+            callStarts();
+            try {
+                again = owner == null ? r.acquire(name, Duration.ofSeconds(6)) : r.acquire(name, Duration.ofSeconds(6), TTL, owner);
+            } catch (LockLostException e) {
+                if (given.lostReason().isEmpty()) {
+                    violations.add(names.get(r) + "'s owner asked for '" + name + "' again while another thread released its"
+                            + " lease " + given.fencingToken() + " and got " + e.getMessage() + " (rule 17: a hold whose"
+                            + " release is under way is no enclosing hold)");
+                }
+                return;
+            } catch (IllegalStateException | GcsLockException e) {
+                return; // not acquired in time, closed, GCS unreachable
+            } finally {
+                leave(r, name);
+            }
+            if (again instanceof ReentrantHold hold && hold.lease() == lease) {
+                violations.add(names.get(r) + "'s owner asked for '" + name + "' again while another thread released its lease "
+                        + given.fencingToken() + " and got a reentrant hold of that lease (rule 17)");
+            }
+            release(acquired(r, again));
         }
 
         void renew(GcsLockRegistry r, Lease lease, Duration ttl) {
