@@ -973,6 +973,11 @@ class EngineInterleavingExplorerTest {
             volatile boolean ownTtl;
             /** Virtual nanos until which a releaseAfter keeps it (rule 13); 0: none. */
             volatile long heldAtLeastUntil;
+
+            /** The lease behind it (a nested hold's outer lease). */
+            GcsLease gcsLease() {
+                return lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
+            }
             /** A nested (reentrant) hold: the outer hold keeps the lease. */
             volatile boolean nested;
             /** Its release() (or its registry's close()) has returned, or a releaseAfter's delay has ended. */
@@ -2563,10 +2568,7 @@ class EngineInterleavingExplorerTest {
 
         /** A lease the application holds, healthy, carries its TTL in its object (rule 1; renew's Javadoc). */
         void checkTtlInObjects() {
-            List<Held> all;
-            synchronized (held) {
-                all = new ArrayList<>(held);
-            }
+            List<Held> all = heldSnapshot();
             {
                 for (Held h : all) {
                     Duration ttl = h.renewedTo;
@@ -2631,14 +2633,18 @@ class EngineInterleavingExplorerTest {
             });
         }
 
+        /** The holds handed out and not yet given back, copied under their lock (for the checks at quiescent points). */
+        List<Held> heldSnapshot() {
+            synchronized (held) {
+                return new ArrayList<>(held);
+            }
+        }
+
         /** Rule 11: no lease's deadline later than the send of its last committed write + TTL - safety margin. */
         void checkDeadlines() {
-            List<Held> all;
-            synchronized (held) {
-                all = new ArrayList<>(held);
-            }
+            List<Held> all = heldSnapshot();
             for (Held h : all) {
-                GcsLease g = h.lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) h.lease;
+                GcsLease g = h.gcsLease();
                 if (h.nested || g.state() != GcsLease.State.ACTIVE || g.isReleasing()) {
                     continue;
                 }
@@ -2716,12 +2722,9 @@ class EngineInterleavingExplorerTest {
          * on its process's own clock.
          */
         void checkDeclaredLostAtDeadline() {
-            List<Held> all;
-            synchronized (held) {
-                all = new ArrayList<>(held);
-            }
+            List<Held> all = heldSnapshot();
             for (Held h : all) {
-                GcsLease g = h.lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) h.lease;
+                GcsLease g = h.gcsLease();
                 if (closed.contains(h.registry) || g.state() != GcsLease.State.ACTIVE || g.isReleasing()) {
                     continue;
                 }
