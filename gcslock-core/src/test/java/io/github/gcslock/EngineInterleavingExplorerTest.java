@@ -887,8 +887,18 @@ class EngineInterleavingExplorerTest {
                 violations.add(who + " sent " + creates + " creates for " + free + " looks that found the name free (rule 16: a"
                         + " waiter's looks are reads, never writes)");
             }
+            // A create refused before the name was seen free went through the retrying client (the attempt started
+            // with the create, not knowing the name's objects young): its 412 may be the client's retry meeting our own
+            // try, so it is of unknown outcome and every later 412 of this call is read (rule 16, AcquireAttempt). No
+            // faults here, so the client did not retry, but the engine cannot know that. (Triaged: randomPrograms
+            // -7805667171902778674, [create 412, get 404, create 412, get 200], an oracle error.)
+            boolean ownCreateOfUnknownOutcome = false;
             for (int i = 0; oneShot && i + 2 < a.size(); i++) {
-                if ((a.get(i).equals("get 404") || a.get(i).equals("delete 200")) && a.get(i + 1).equals("create 412")) {
+                if (a.get(i).equals("create 412")) {
+                    ownCreateOfUnknownOutcome = true;
+                }
+                if (!ownCreateOfUnknownOutcome && (a.get(i).equals("get 404") || a.get(i).equals("delete 200"))
+                        && a.get(i + 1).equals("create 412")) {
                     violations.add(who + " read again after its create was refused once it had seen the name free (rule 16: no"
                             + " second read after a refused create when that is safe)");
                     break;
