@@ -633,6 +633,18 @@ class EngineInterleavingExplorerTest {
         final Set<Thread> closing = ConcurrentHashMap.newKeySet();
         /** Interrupts sent to each thread by the interrupters. */
         final Map<Thread, java.util.concurrent.atomic.AtomicInteger> interruptsSent = new ConcurrentHashMap<>();
+        /** Per application thread, the lease id it is renewing now. */
+        final Map<Thread, String> renewingOn = new ConcurrentHashMap<>();
+        /**
+         * Lease ids renewed by a thread that was interrupted before or during the renewal. A refresh broken by the
+         * caller's own interrupt is told {@code refreshFailed} but does not count towards rule 10's consecutive failures
+         * (LeaseKeeper: the engine asks the thread's interrupt flag when the failure comes, whatever the error says), and
+         * the listener cannot see that flag, so for such a lease the oracle does not know the engine's count. Triaged
+         * (issue 29): CI's fixed seed -1812807406405876 of the hostile programs under faults, once, "told refreshFailed
+         * after 3 failed refreshes in a row": a renewal that met a 503 on a thread the interrupter had just interrupted
+         * was not counted by the engine and was by the oracle (the error named the 503, not the interrupt).
+         */
+        final Set<String> failureCountUncertain = ConcurrentHashMap.newKeySet();
         /** "client|object|generation" -> the virtual send time of the latest write of that client to it that committed. */
         final Map<String, Long> lastSend = new ConcurrentHashMap<>();
         /** "client|refresh id" of each write whose reply the explorer lost (it may have committed unseen: rule 8). */
@@ -1501,6 +1513,10 @@ class EngineInterleavingExplorerTest {
             for (VirtualWorld.Actor a : world.actors()) {
                 if (a.name.equals(name) && a.thread != null && !a.done) {
                     interruptsSent.computeIfAbsent(a.thread, t -> new java.util.concurrent.atomic.AtomicInteger()).incrementAndGet();
+                    String renewing = renewingOn.get(a.thread);
+                    if (renewing != null) {
+                        failureCountUncertain.add(renewing); // before the interrupt lands: see failureCountUncertain
+                    }
                     world.note("interrupt " + name);
                     a.thread.interrupt();
                 }
@@ -2015,6 +2031,11 @@ class EngineInterleavingExplorerTest {
                 h.renewalsOverlapped = true; // two renewals at once (two threads): which TTL stays is theirs to settle
             }
             String key = names.get(r) + "|gcslock/" + lease.name() + "|" + lease.fencingToken();
+            Thread me = Thread.currentThread();
+            renewingOn.put(me, lease.leaseId());
+            if (me.isInterrupted()) {
+                failureCountUncertain.add(lease.leaseId());
+            }
             try {
                 r.renew(lease, ttl);
             } catch (GcsLockException | IllegalStateException e) {
@@ -2030,6 +2051,7 @@ class EngineInterleavingExplorerTest {
                 }
                 return;
             } finally {
+                renewingOn.remove(me);
                 h.renewing.decrementAndGet();
             }
             // Javadoc of renew: "Returns only when this refresh, with its TTL, is in the lock object"
@@ -2403,9 +2425,7 @@ class EngineInterleavingExplorerTest {
              */
             void checkRefreshedAfterTheFailureLimit(Lease lease, String event) {
                 int n = failedInARow.getOrDefault(lease.leaseId(), 0);
-                // Behind the untriaged flag: on the unmutated engine it failed CI's fixed seed -1812807406405876 of the
-                // hostile programs under faults once and passed it twice (not replayable; engine or oracle not triaged).
-                if (UNTRIAGED && n >= 3) {
+                if (n >= 3 && !failureCountUncertain.contains(lease.leaseId())) {
                     violations.add(process + "'s lease " + lease.fencingToken() + " of '" + lease.name() + "' was told " + event + " after "
                             + n + " failed refreshes in a row (rule 10: maxRefreshFailures = 3 consecutive failures lose the lease)");
                 }
