@@ -86,6 +86,10 @@ class EngineExplorerPropertyTest {
     static final AtomicInteger TRIES = new AtomicInteger();
     static final int PROCS = 3;
     static final List<String> NAMES = List.of("a", "b");
+    /** A name only the sweep of extreme inputs uses, free when it tries it (the {@code Lock} view taken and given back). */
+    static final String SPARE = "z";
+    /** A name only the sweep's object with a huge TTL uses. */
+    static final String HUGE = "huge";
     static final Duration TTL = Duration.ofSeconds(2);
     static final Duration REFRESH = Duration.ofMillis(300);
     static final Duration OP_TIMEOUT = Duration.ofMillis(600);
@@ -108,7 +112,7 @@ class EngineExplorerPropertyTest {
      */
     static final boolean SURVEY = Boolean.getBoolean("gcslock.explorer.survey");
 
-    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING }
+    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING, EXTREMES }
 
     static final Set<Kind> ALPHABET = EnumSet.copyOf(Arrays.stream(
             System.getProperty("gcslock.explorer.actions", Arrays.stream(Kind.values()).map(Enum::name)
@@ -153,8 +157,10 @@ class EngineExplorerPropertyTest {
         all.put(Kind.LOCK, lockAction());
         all.put(Kind.BAD_NAME, badNameAction());
         all.put(Kind.BAD_SETTING, badSettingAction());
-        Map<Kind, Integer> weights = Map.of(Kind.ACQUIRE, 5, Kind.RELEASE, 4, Kind.WAIT, 2, Kind.TIME, 3, Kind.FAULT, 2,
-                Kind.LISTENER, 2, Kind.TICK, 2, Kind.FOLLOW, 2, Kind.RELEASE_AFTER, 2, Kind.RENEW, 2);
+        all.put(Kind.EXTREMES, extremesAction());
+        Map<Kind, Integer> weights = Map.ofEntries(Map.entry(Kind.ACQUIRE, 5), Map.entry(Kind.RELEASE, 4), Map.entry(Kind.WAIT, 2),
+                Map.entry(Kind.TIME, 3), Map.entry(Kind.FAULT, 2), Map.entry(Kind.LISTENER, 2), Map.entry(Kind.TICK, 2),
+                Map.entry(Kind.FOLLOW, 2), Map.entry(Kind.RELEASE_AFTER, 2), Map.entry(Kind.RENEW, 2), Map.entry(Kind.EXTREMES, 2));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -169,6 +175,8 @@ class EngineExplorerPropertyTest {
         DEFAULT(null), SHORT(Duration.ofMillis(1500)), LONG(Duration.ofSeconds(3)), ZERO(Duration.ZERO),
         NEGATIVE(Duration.ofSeconds(-1)), FOREVER(ChronoUnit.FOREVER.getDuration()),
         CENTURIES(ChronoUnit.CENTURIES.getDuration().multipliedBy(2)), DECADES(ChronoUnit.DECADES.getDuration().multipliedBy(8)),
+        /** One millisecond above the documented maximum (rule 19: at most 100 years, LockObject.MAX_TTL). */
+        OVER_100_YEARS(LockObject.MAX_TTL.plusMillis(1)),
         /** Near rule 21's per-lease bound (window + 1.5 call bounds before the deadline): refused or kept, never lost. */
         TINY_600(Duration.ofMillis(600)), TINY_900(Duration.ofMillis(900)), TINY_1100(Duration.ofMillis(1100));
         final Duration d;
@@ -178,7 +186,7 @@ class EngineExplorerPropertyTest {
         }
 
         boolean bad() {
-            return this == ZERO || this == NEGATIVE || this == FOREVER || this == CENTURIES; // documented: at most 100 years
+            return this == ZERO || this == NEGATIVE || this == FOREVER || this == CENTURIES || this == OVER_100_YEARS; // documented: at most 100 years
         }
 
         /** Rule 21: a per-lease TTL too short for the write window is refused (GcsLockConfigurationException naming ttl). */
@@ -361,6 +369,29 @@ class EngineExplorerPropertyTest {
                         w.badSetting(all[(from.ordinal() + i) % all.length]);
                     }
                 }));
+    }
+
+    /** What the sweep of bad and extreme inputs ends with, on the hold it used (an accepted extreme, or nothing). */
+    enum Extreme { NOTHING, RELEASE_AFTER_FOREVER, RELEASE_AFTER_CENTURIES, RENEW_DECADES }
+
+    /**
+     * Every bad or extreme input of the API in turn, at one process (README "Bad input changes nothing", rule 19, the
+     * Javadoc of each call), like {@link #badSettingAction()}: a refused input sends nothing, so the whole sweep is cheap
+     * and each try meets all of them, not one drawn now and then. Per-call TTLs that are not positive or beyond 100
+     * years ({@code tryAcquire} and {@code acquire}); {@code tryLock} with a time <= 0 (one attempt, true or false, no
+     * exception: {@link java.util.concurrent.locks.Lock}'s contract), also on a name nobody else uses so that it is
+     * taken and then given back through another {@code obtain} (obtain twice is one lock); both bad names; on a hold of
+     * the process: {@code renew} to each bad TTL, {@code renew} and {@code releaseAfter} on another registry,
+     * {@code releaseAfter} with a negative delay (each refused with IllegalArgumentException, the object unchanged);
+     * an object carrying a TTL beyond 100 years read and tried by every process (its TTL counts as 100 years); and
+     * last, drawn, an accepted extreme on that hold ({@code releaseAfter} FOREVER or centuries: held until close;
+     * {@code renew} to 80 years).
+     */
+    static Action.Independent<World> extremesAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                        Arbitraries.integers().between(0, 9), Arbitraries.of(Extreme.class))
+                .as((p, name, which, last) -> step("P" + p + " every bad and extreme input at '" + name + "' and hold[" + which
+                        + "] of P" + p + ", then " + last, w -> w.extremes(p, name, which, last)));
     }
 
     /** What a crashed or foreign writer left in the bucket (rule 1's object, written by no live lease). */
@@ -1169,6 +1200,13 @@ class EngineExplorerPropertyTest {
             if (ttl.bad() && !(error instanceof GcsLockConfigurationException)) {
                 violation(what + " with TTL " + ttl + " threw " + error + " instead of GcsLockConfigurationException");
             }
+            java.util.regex.Matcher lock = java.util.regex.Pattern.compile("\\('([^']*)'").matcher(what);
+            if (ttl.bad() && error instanceof GcsLockConfigurationException e && lock.find()
+                    && (!"ttl".equals(e.setting()) || !String.valueOf(e.getMessage()).contains("'" + lock.group(1) + "'"))) {
+                // rule 19: "refused ... naming the lock" (and the setting at fault)
+                violation(what + " with TTL " + ttl + " was refused naming setting '" + e.setting() + "': " + e.getMessage()
+                        + " (rule 19: the setting 'ttl' and the lock)");
+            }
         }
 
         /**
@@ -1261,6 +1299,11 @@ class EngineExplorerPropertyTest {
             if (h == null) {
                 return;
             }
+            releaseAfter(h, delay, wrong);
+        }
+
+        void releaseAfter(Hold h, Delay delay, boolean wrong) {
+            boolean outermost = holds.stream().noneMatch(o -> o != h && o.leaseId.equals(h.leaseId) && !o.released && !o.releasing);
             GcsLockRegistry r = wrong ? procs[(h.proc.index + 1) % PROCS].registry : h.registry;
             String what = "releaseAfter(" + h + ", " + delay + ")" + (wrong ? " on another registry" : "");
             String ttlBefore = ttlInObject(h);
@@ -1296,6 +1339,23 @@ class EngineExplorerPropertyTest {
             if (h.proc.faulty) {
                 excused.add(h.leaseId); // its release comes due while this process is cut off (rule 12)
             }
+            if ((delay == Delay.FOREVER || delay == Delay.CENTURIES) && o.error == null && outermost && clean && !closing.contains(h.registry)
+                    && h.registry == h.proc.registry) {
+                // README: releaseAfter(lease, FOREVER) "holds until close()"; rule 13: until the delay ends no thread of this
+                // process gets the name (the lease stays held and refreshed), and other processes see it held.
+                if (!h.lease.isHealthy() && !h.forced) {
+                    violation(what + ": the lease is no longer healthy right after (it holds until close()): "
+                            + h.lease.lostReason().orElse("?"));
+                }
+                Hold got = tryAcquire(h.proc.index, h.lease.name(), Ttl.DEFAULT, Owner.INVOCATION_1, 1, false);
+                if (got != null && !got.leaseId.equals(h.leaseId)) {
+                    violation(what + ": P" + h.proc.index + " got the name again (" + got + ") while it is held until close()"
+                            + " (rule 13: until the delay ends no thread of this process gets the name)");
+                }
+                if (got != null) {
+                    releaseHold(got, false);
+                }
+            }
         }
 
         void renew(int which, Ttl ttl, boolean wrong) {
@@ -1303,6 +1363,10 @@ class EngineExplorerPropertyTest {
             if (h == null) {
                 return;
             }
+            renew(h, ttl, wrong);
+        }
+
+        void renew(Hold h, Ttl ttl, boolean wrong) {
             GcsLockRegistry r = wrong ? procs[(h.proc.index + 1) % PROCS].registry : h.registry;
             String what = "renew(" + h + ", " + ttl + ")" + (wrong ? " on another registry" : "");
             String ttlBefore = ttlInObject(h);
@@ -1351,13 +1415,108 @@ class EngineExplorerPropertyTest {
             for (Proc p : procs) {
                 GcsLockRegistry r = p.registry;
                 Outcome<Object> o = onNewThread("P" + p.index + " inspect('" + name + "') after " + after, false, () -> {
-                    r.inspect(name);
-                    return r.list();
+                    r.inspect(name).ifPresent(i -> checkInfo(i, "P" + p.index + " inspect('" + name + "') after " + after));
+                    List<LockInfo> all = r.list();
+                    all.forEach(i -> checkInfo(i, "P" + p.index + " list() after " + after));
+                    return all;
                 });
                 if (o.error != null && !(o.error instanceof GcsLockException) && !(o.error instanceof TimeoutException)
                         && !(o.error instanceof IllegalStateException)) {
                     violation("P" + p.index + " cannot read '" + name + "' after " + after + ": " + o.error);
                 }
+            }
+        }
+
+        /**
+         * Rule 19: a TTL read from an object counts as at most 100 years (LockObject.MAX_TTL), whatever another process
+         * or an old version wrote; an unreadable or non-positive one counts as the reader's own (a positive TTL).
+         */
+        void checkInfo(LockInfo i, String what) {
+            if (i.ttl() == null || i.ttl().isNegative() || i.ttl().isZero() || i.ttl().compareTo(LockObject.MAX_TTL) > 0) {
+                violation(what + " gave a LockInfo whose TTL is " + i.ttl() + " (rule 19: a TTL read from an object counts as"
+                        + " at most 100 years)");
+            }
+        }
+
+        /** The bad and extreme inputs of {@link #extremesAction()}, at process {@code pi}. */
+        void extremes(int pi, String name, int which, Extreme last) {
+            Proc p = procs[pi];
+            Ttl[] bad = {Ttl.ZERO, Ttl.NEGATIVE, Ttl.FOREVER, Ttl.CENTURIES, Ttl.OVER_100_YEARS};
+            Owner[] owners = Owner.values();
+            for (int i = 0; i < bad.length; i++) {
+                Ttl ttl = bad[i];
+                tryAcquire(pi, name, ttl, owners[i % owners.length], i % 2, false);
+                GcsLockRegistry r = p.registry;
+                Owner owner = owners[(i + 1) % owners.length];
+                String what = "P" + pi + " acquire('" + name + "', wait 300 ms, " + ttl + ", " + owner + ")";
+                Outcome<Lease> o = onCaller(p, i % 2, what, false, () -> acquireNow(p, r, name, 300, ttl, owner, what));
+                expectAcquireOutcome(p, r, what, ttl, o.error);
+            }
+            for (long ms : new long[] {0L, -1_000L, Long.MIN_VALUE}) {
+                tryLock(pi, name, ms, 1);
+                if (!p.faulty) {
+                    tryLock(pi, SPARE, ms, 0); // free: taken, then given back through another obtain(SPARE)
+                }
+            }
+            badName(pi, "half\uD800pair");
+            badName(pi, "x".repeat(1024 - "gcslock/".length()) + "\u00e9");
+            for (BadSetting b : BadSetting.values()) {
+                badSetting(b);
+            }
+            hugeTtlObject();
+            Hold h = holds.stream().filter(x -> x.proc == p && !x.released && !x.releasing).skip(which % 3).findFirst().orElse(pick(which));
+            if (h == null) {
+                return;
+            }
+            for (Ttl ttl : bad) {
+                renew(h, ttl, false);
+            }
+            renew(h, Ttl.LONG, true);
+            releaseAfter(h, Delay.SHORT, true);
+            releaseAfter(h, Delay.NEGATIVE, false);
+            switch (last) {
+                case NOTHING -> { }
+                case RELEASE_AFTER_FOREVER -> releaseAfter(h, Delay.FOREVER, false);
+                case RELEASE_AFTER_CENTURIES -> releaseAfter(h, Delay.CENTURIES, false);
+                case RENEW_DECADES -> renew(h, Ttl.DECADES, false);
+            }
+        }
+
+        /**
+         * An object carrying a TTL of Long.MAX_VALUE ms, as a foreign writer or an old version could leave it, at a name of
+         * its own: every process inspects, lists and tries it (a live holder's: refused, no exception; its TTL counts as
+         * 100 years, rule 19); then it is deleted.
+         */
+        void hugeTtlObject() {
+            String lease = "foreign-" + seqs.incrementAndGet();
+            excused.add(lease);
+            Map<String, String> meta = Map.of("gcslock-owner", "foreign-P9", "gcslock-lease", lease, "gcslock-ttl", Long.toString(Long.MAX_VALUE));
+            com.google.cloud.storage.BlobId id = com.google.cloud.storage.BlobId.of(bucket, "gcslock/" + HUGE);
+            try {
+                admin.create(com.google.cloud.storage.BlobInfo.newBuilder(id).setMetadata(meta).build(), new byte[0],
+                        Storage.BlobTargetOption.doesNotExist());
+            } catch (com.google.cloud.storage.StorageException e) {
+                // a global fault, or the object is there from an earlier sweep whose delete failed: read it all the same
+            }
+            readableByEveryone(HUGE, "an object carrying a TTL of Long.MAX_VALUE ms");
+            for (Proc p : procs) {
+                GcsLockRegistry r = p.registry;
+                String what = "P" + p.index + " tryAcquire('" + HUGE + "') of an object carrying a TTL of Long.MAX_VALUE ms";
+                Outcome<Optional<Lease>> o = onNewThread(what, false, () -> r.tryAcquire(HUGE));
+                if (o.value != null && o.value.isPresent()) {
+                    violation(what + " acquired it: its holder is live for 100 years");
+                    o.value.get().release();
+                }
+                if (o.error != null && !(o.error instanceof GcsLockException) && !(o.error instanceof TimeoutException)
+                        && !(o.error instanceof InjectedError)
+                        && !(o.error instanceof IllegalStateException && String.valueOf(o.error.getMessage()).contains("closed"))) {
+                    violation(what + " threw an undocumented " + o.error);
+                }
+            }
+            try {
+                admin.delete(id);
+            } catch (com.google.cloud.storage.StorageException e) {
+                // a global fault: the object stays, excused (its lease is no registry's)
             }
         }
 
