@@ -1057,6 +1057,15 @@ class EngineExplorerPropertyTest {
             Hold leader = withLeader ? tryAcquire((pi + 1) % PROCS, name, Ttl.DEFAULT, Owner.INVOCATION_0, 0, false) : null;
             for (int i = 0; i < n; i++) {
                 if (leader != null && i == n - 1 && !leader.releasing) {
+                    // Between two waits, a wait of zero (a one-shot, rule 16): it asks, though the waits' next look is
+                    // not due yet ("a one-shot attempt always makes at least one request"; WireOracle checks it).
+                    GcsLockRegistry r = p.registry;
+                    String zero = "P" + pi + " follower's acquire('" + name + "', wait 0 ms) between its waits";
+                    Outcome<Lease> o = onCaller(p, 1, zero, false, () -> acquireNow(p, r, name, 0, Ttl.DEFAULT, Owner.THREAD, zero));
+                    expectAcquireOutcome(p, r, zero, Ttl.DEFAULT, o.error);
+                    if (o.value != null) {
+                        holds.stream().filter(h -> h.lease == o.value && !h.releasing).findFirst().ifPresent(h -> releaseHold(h, false));
+                    }
                     releaseHold(leader, false); // the leader steps down: the follower's last wait may take over
                 }
                 GcsLockRegistry r = p.registry;

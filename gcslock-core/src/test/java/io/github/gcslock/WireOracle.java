@@ -140,11 +140,21 @@ final class WireOracle {
             List<LoggedRequest> mine = of(log, c.client, object, c.start, c.end);
             boolean throttled = of(log, c.client, object, c.start - 3_000 * MS, c.end).stream()
                     .anyMatch(r -> r.status() == 429 || r.status() == 0 || r.status() >= 500 || r.replyLost());
-            if (c.kind == Kind.ONE_SHOT && clean && !throttled && c.error == null) {
+            // a wait of zero is a one-shot too: refused, it throws LockNotAcquiredException (rule 16)
+            if (c.kind == Kind.ONE_SHOT && clean && !throttled && (c.error == null || c.error instanceof LockNotAcquiredException)) {
                 checkOneShot(c, calls, log, object, mine, violation);
             }
             if (c.kind == Kind.WAIT && clean && (c.error == null || c.error instanceof LockNotAcquiredException)) {
                 checkWait(c, mine, throttled, violation);
+                List<LoggedRequest> before = of(log, c.client, object, c.registryStart, c.start - 1);
+                boolean afterOwnDelete = !before.isEmpty() && before.get(before.size() - 1).operation() == Operation.DELETE
+                        && c.start - before.get(before.size() - 1).answeredNanos() < 1_000 * MS; // rule 21: its create waits a window
+                if (mine.isEmpty() && !throttled && !afterOwnDelete && noWaitBefore(c, calls)) {
+                    // Rule 16: a waiting call sleeps until its next look only when an earlier *waiting* call scheduled it
+                    // ("a one-shot look paces no wait"): the first waiting call of its registry on a name asks at once.
+                    violation.accept(c + " made no request, and no waiting call of its registry on the name came before it"
+                            + " (rule 16: only an earlier waiting call's look paces a wait; a one-shot look paces none)");
+                }
             }
         }
     }
@@ -245,6 +255,11 @@ final class WireOracle {
                     + (c.start - readCall.end) / MS + " ms before (TTL " + ttl + " ms, a quarter of the longest TTL involved is " + longest / 4
                     + " ms) began with " + first.operation() + ": " + ops(mine) + " (rule 16: it reads first)");
         }
+    }
+
+    private static boolean noWaitBefore(Call c, List<Call> calls) {
+        return calls.stream().noneMatch(d -> d != c && d.proc == c.proc && d.registryStart == c.registryStart
+                && c.name.equals(d.name) && d.kind == Kind.WAIT && d.start - c.start < 0);
     }
 
     private static boolean noCallBefore(Call c, List<Call> calls) {
