@@ -193,6 +193,10 @@ muts = [
  # issue 29, e30b: the untriaged restore find (a restored lease's lost told before its acquired)
  ("events: fencingTokenRegression and acquired take one place among the lock's events, before the refreshes start", E+'Listeners.java', ["tasks.add(() -> handedOut(r.listener, lease, highestSeenBefore));", "return events.reserveHere(channels, tasks); // one place per listener for both events"], ["tasks.add(() -> handedOut(r.listener, lease, null));", "return () -> {\n            try {\n                if (highestSeenBefore != null) {\n                    acquisitionEvent(lease.name(), l -> l.fencingTokenRegression(lease, highestSeenBefore));\n                }\n            } finally {\n                events.runHereOrQueue(channels, tasks);\n            }\n        };"], "FencingRegressionEventsTest#aLeaseLostWhileAListenerBlocksInFencingTokenRegressionIsToldAcquiredBeforeLostByTheOthers"),
  ("events: a call's acquireFinished goes to the listeners told its acquireStarted", E+'Acquirer.java', "listeners.acquireFinished(name, outcome, start, audience);", "listeners.acquireFinished(name, outcome, start, null);", "ListenerRegisteredDuringACallTest"),
+ # issue 29: found by the interleaving explorer (a lease handed out late lost with no fault)
+ ("rule 10: the first refresh counts from the create's send, not the hand-out", E+'LeaseKeeper.java', "scheduleRefresh(lease, Math.min(engine.nanoTime(), lease.lastConfirmedNanos()) + (long) (period * share));", "scheduleRefresh(lease, engine.nanoTime() + (long) (period * share));", "FirstRefreshTest#aLeaseHandedOutLateIsRefreshedAtOnceInsteadOfOneIntervalAfterTheHandOut"),
+ # issue 29: found by the interleaving explorer (a release() returning while another thread's release was in flight)
+ ("release(): a second release waits for the release in flight", E+'GcsLease.java', "            engine.awaitReleaseInFlight(this);\n", "", "ReleaseInFlightTest#aSecondReleaseReturnsOnlyWhenTheReleaseInFlightHasEnded"),
 ]
 import re, time, shutil, glob
 args = sys.argv[1:]

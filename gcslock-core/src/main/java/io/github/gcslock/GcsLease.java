@@ -39,6 +39,9 @@ final class GcsLease implements Lease {
 
         /** Gives back one hold of {@code lease}; giving back its last hold releases it. */
         void releaseHold(GcsLease lease);
+
+        /** Returns once a release of {@code lease} in flight on another thread has ended (bounded); at once if none is. */
+        void awaitReleaseInFlight(GcsLease lease);
     }
 
     private final Engine engine;
@@ -186,6 +189,12 @@ final class GcsLease implements Lease {
     public void release() {
         if (outerHoldReturned.compareAndSet(false, true)) {
             engine.releaseHold(this);
+        } else {
+            // Given back already — by a loss listener that released it, by close(), by an earlier call. If that
+            // release is still deleting the object, return when it has ended: a release() that returned at once would
+            // leave the object in the bucket and the name taken here, so the caller's next tryAcquire would be refused
+            // without a request (rule 16; found by the interleaving explorer, issue 29).
+            engine.awaitReleaseInFlight(this);
         }
     }
 
@@ -367,6 +376,11 @@ final class GcsLease implements Lease {
         if (nanos - lastWriteNanos > 0) {
             lastWriteNanos = nanos;
         }
+    }
+
+    /** Monotonic time of the send of this lease's last confirmed write (its create, or a refresh): rule 11's anchor. */
+    long lastConfirmedNanos() {
+        return lastConfirmedNanos;
     }
 
     /** Monotonic time of this process's last write to the object (see {@link #wrote}). */

@@ -59,9 +59,10 @@ public interface Lease extends AutoCloseable {
     /**
      * Stops refreshing and deletes the lock object (only if it is still this lease's). Idempotent.
      * A reentrant hold only gives back its hold; the lock is released when the outermost hold is.
-     * If the registry's {@code close()} is releasing this lease on another thread at the same time, this returns
-     * when that release has ended (bounded by four operation timeouts and two write windows), so the object is gone
-     * when it returns unless GCS refused or did not answer the delete (then it stays until its TTL).
+     * If another thread is releasing this lease at the same time (the registry's {@code close()}, a loss listener, an
+     * earlier {@code release()} handed to another thread, a hold-at-least release that came due), this returns when
+     * that release has ended (bounded by four operation timeouts and two write windows), so the object is gone when it
+     * returns unless GCS refused or did not answer the delete (then it stays until its TTL).
      */
     void release();
 

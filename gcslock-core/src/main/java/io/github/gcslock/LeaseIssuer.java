@@ -243,4 +243,9 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     public void releaseHold(GcsLease lease) {
         release.releaseHold(lease);
     }
+
+    @Override
+    public void awaitReleaseInFlight(GcsLease lease) {
+        release.awaitReleaseInFlight(lease);
+    }
 }

@@ -117,10 +117,15 @@ final class LeaseKeeper implements AutoCloseable {
 
     void start(GcsLease lease) {
         long period = lease.refreshInterval().toNanos();
-        // Jittered first refresh, never later than one interval (rule 10's count and rule 11's deadline
-        // assume at most one interval between refreshes): leases acquired together spread over half an interval.
+        // Jittered first refresh, never later than one interval after the write that created the object (rule 10's
+        // count and rule 11's deadline assume at most one interval between refreshes): leases acquired together spread
+        // over half an interval. Counted from that write (the lease's last confirmed one), not from now: the hand-out
+        // can come seconds after the create was sent (a slow reply, a request listener blocking on the acquiring
+        // thread), and the deadline counts from the send, so a first refresh one interval after the hand-out could
+        // come after the deadline and lose a lease with no fault (found by the interleaving explorer, issue 29). If
+        // that moment has passed, the refresh goes out at once (after the write window, rule 21).
         double share = 1 - FIRST_REFRESH_SPREAD * ThreadLocalRandom.current().nextDouble();
-        scheduleRefresh(lease, engine.nanoTime() + (long) (period * share));
+        scheduleRefresh(lease, Math.min(engine.nanoTime(), lease.lastConfirmedNanos()) + (long) (period * share));
         armDeadline(lease);
     }
 

@@ -216,6 +216,17 @@ final class LeaseRelease {
         lease.releaseEnded();
     }
 
+    /**
+     * A release() of a lease whose outermost hold was given back already: if a release of it is in flight (a loss
+     * listener's, close()'s, a hold-at-least release that came due), waits for it as {@link #releaseNow} does; a
+     * release not begun yet (a hold-at-least delay still running) is not waited for.
+     */
+    void awaitReleaseInFlight(GcsLease lease) {
+        if (lease.isReleasing()) {
+            awaitReleaseByAnotherThread(lease);
+        }
+    }
+
     /** A release of {@code lease} that another thread began (close()'s): waits, bounded, until it has ended. */
     private void awaitReleaseByAnotherThread(GcsLease lease) {
         if (lease.releasingOnThisThread()) {

@@ -54,12 +54,10 @@ class EngineInterleavingExplorerTest {
     }
     static final Long SEED = Long.getLong("gcslock.explorer.seed");
     /**
-     * Widenings whose finds are not triaged yet (issue 29, e29): a hostile listener releasing (and acquiring again) a
-     * lease it is told lost, in its onLost or lost callback, and the check that the recording listener is told the
-     * acquireFinished of every call it was told the acquireStarted of. Off unless
-     * {@code -Dgcslock.explorer.untriaged=true}: on the unmutated engine they fail now and then (seeds in DESIGN.md).
-     * (The step restoring the bucket with lower generations is on: its find, a lease's lost told before its acquired,
-     * is fixed, rule 18.)
+     * Widenings whose finds are not triaged yet go behind {@code -Dgcslock.explorer.untriaged=true}, never into the
+     * default run (CI explores fixed seeds and must be green). None is now: the hostile listener releasing (and acquiring
+     * again) a lease it is told lost, and the acquireStarted/acquireFinished count, are on by default since their finds
+     * were triaged (issue 29; DESIGN.md, "The engine's threads, explored deterministically").
      */
     static final boolean UNTRIAGED = Boolean.getBoolean("gcslock.explorer.untriaged");
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
@@ -1116,8 +1114,14 @@ class EngineInterleavingExplorerTest {
                         } catch (RuntimeException | Error e) {
                             return; // closed, a hostile listener's Error: the listener's own affair
                         }
+                        // A lease whose release has begun is no enclosing hold (rule 17): a loss listener may have released
+                        // it (lost meanwhile, on a listener thread) before this nested call looked, and then the call
+                        // rightly asks GCS for a lease of its own (triaged, issue 29: seed 657573908715833 of the hostile
+                        // programs once the hostile loss listeners were on by default).
+                        GcsLease outer = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
+                        boolean releaseBegun = outer.isReleasing() || outer.state() == GcsLease.State.RELEASED;
                         inner.ifPresent(x -> {
-                            if (x.fencingToken() != lease.fencingToken()) {
+                            if (x.fencingToken() != lease.fencingToken() && !releaseBegun) {
                                 violations.add(name + "'s listener took a nested hold of '" + lease.name() + "' in acquired of token "
                                         + lease.fencingToken() + " and got another lease, token " + x.fencingToken() + " (rule 17)");
                             }
@@ -2272,6 +2276,8 @@ class EngineInterleavingExplorerTest {
             final int onLoss;
             /** Lease ids whose onLost this listener runs now (the lease's next onLost listener waits for it: one channel). */
             final Set<String> inOnLost = ConcurrentHashMap.newKeySet();
+            /** Lease ids whose {@code lost} this (registry) listener is running now. */
+            final Set<String> inLost = ConcurrentHashMap.newKeySet();
             final String process;
             final Map<String, Integer> acts = new java.util.TreeMap<>();
             final Map<String, int[]> pattern = new ConcurrentHashMap<>();
@@ -2309,7 +2315,7 @@ class EngineInterleavingExplorerTest {
                         slow.put(k, Duration.ofSeconds(List.of(2, 6, 12).get(r.nextInt(3))));
                     }
                 }
-                onLoss = UNTRIAGED ? r.nextInt(5) : 0;
+                onLoss = r.nextInt(5);
                 world.note(process + "'s hostile listener (0 nothing, 1 block, 2 RuntimeException, 3 Error, 4 a long block on an"
                         + " application thread, 5 the same while its process's lease of the lock is lost): " + acts
                         + (slow.isEmpty() ? "" : "; slow blocks: " + slow) + "; a lease told lost: "
@@ -2409,10 +2415,15 @@ class EngineInterleavingExplorerTest {
             @Override public void refreshed(Lease lease) { on("refreshed", lease.name(), null); }
             @Override public void refreshFailed(Lease lease, Exception error) { on("refreshFailed", lease.name(), null); }
             @Override public void lost(Lease lease, LockLostException reason) {
-                if (onLoss >= 3 && registry != null) {
-                    releaseInLossListener(registry, lease, onLoss == 4);
+                inLost.add(lease.leaseId());
+                try {
+                    if (onLoss >= 3 && registry != null) {
+                        releaseInLossListener(registry, lease, onLoss == 4);
+                    }
+                    on("lost", lease.name(), null);
+                } finally {
+                    inLost.remove(lease.leaseId());
                 }
-                on("lost", lease.name(), null);
             }
             @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { on("fencingTokenRegression", lease.name(), null); }
             @Override public void released(Lease lease) { on("released", lease.name(), null); }
@@ -2702,6 +2713,16 @@ class EngineInterleavingExplorerTest {
                     int told = onLostTold.getOrDefault(h.lease.leaseId(), new java.util.concurrent.atomic.AtomicInteger()).get();
                     List<String> seen = events.get(h.registry).byLease.get(h.lease.leaseId());
                     boolean lost = h.lease.lostReason().isPresent();
+                    // Once every actor is done the world no longer moves time: a hostile loss listener whose own work waits
+                    // on time (its release, then its acquire's create waiting out the write window, rule 21) is still
+                    // running, and the recording listener after it on the lease's channel is not told yet (triaged, issue
+                    // 29: seed 657573908715833 of the hostile programs, "its onLost listener was told 0 times").
+                    Hostile hostileOfIt = hostiles.get(h.registry);
+                    boolean stillTelling = hostileOfIt != null && (hostileOfIt.inOnLost.contains(h.lease.leaseId())
+                            || hostileOfIt.inLost.contains(h.lease.leaseId()));
+                    if (stillTelling && told == 0) {
+                        continue;
+                    }
                     if (told > 1 || (lost && told != 1)) {
                         violations.add(h + (lost ? " was lost" : " was not lost") + ", its onLost listener was told " + told
                                 + " times (rule 20: once, whatever another listener threw)");
@@ -2813,9 +2834,7 @@ class EngineInterleavingExplorerTest {
                     }
                     if (hostile) {
                         checkLostTold();
-                        if (UNTRIAGED) {
-                            checkEveryCallToldFinished();
-                        }
+                        checkEveryCallToldFinished();
                     }
                     violations.stream().filter(v -> !problems.contains(v)).forEach(problems::add);
                 }
