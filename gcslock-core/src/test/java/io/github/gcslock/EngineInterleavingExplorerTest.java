@@ -811,17 +811,19 @@ class EngineInterleavingExplorerTest {
          */
         void checkOneShotKnowledge(GcsLockRegistry r, String name, long start, List<String> made, long ttlMs) {
             String client = names.get(r);
-            if (faults || ownTiming.contains(client) || made.isEmpty()) {
+            if (faults || ownTiming.contains(client) || made.isEmpty() || createArrivedLate(made)) {
                 return;
             }
             Look last = null;
             Look first = null;
+            Integer atStart = looksAtStart.get();
             synchronized (looks) {
-                for (Look l : looks) {
+                for (int i = 0; i < looks.size(); i++) {
+                    Look l = looks.get(i);
                     if (!l.client().equals(client) || !l.lock().equals(name)) {
                         continue;
                     }
-                    if (l.sent() - start < 0) {
+                    if ((atStart != null && i < atStart) || l.sent() - start < 0) {
                         last = l;
                     } else if (first == null) {
                         first = l;
@@ -863,6 +865,18 @@ class EngineInterleavingExplorerTest {
             }
         }
 
+        /**
+         * A create GCS answered 200 that was not the call's last request: its reply came after the deadline of the lease
+         * it would have made (AcquireAttempt#arrivedPastItsDeadline: a slow reply, not a fault the explorer injected), so
+         * the engine deleted the object ("delete 200", our own, not a stale one: the name was not seen free) and went on,
+         * its create of unknown outcome from then (rule 16 reads every later 412). The economy of such a call is not
+         * rule 16's one- or two-request path. (Triaged, issue 29: the long run's seeds 8963553346247041296 and
+         * -711058909964275686 of the random programs, on 77055b0.)
+         */
+        static boolean createArrivedLate(List<String> answers) {
+            return answers.subList(0, Math.max(0, answers.size() - 1)).contains("create 200");
+        }
+
         /** The answers to this thread's requests on {@code name} since its current call began ("get 404", ...). */
         List<String> answeredInCall(String name) {
             List<String> all = answered.getOrDefault(Thread.currentThread(), List.of());
@@ -890,6 +904,9 @@ class EngineInterleavingExplorerTest {
                 return;
             }
             List<String> a = answeredInCall(name);
+            if (createArrivedLate(a)) {
+                return;
+            }
             String who = names.get(r) + "'s " + (oneShot ? "one-shot" : "wait") + " for '" + name + "' " + a;
             long creates = a.stream().filter(x -> x.startsWith("create ")).count();
             long free = a.stream().filter(x -> x.equals("get 404") || x.startsWith("delete 200") || x.equals("delete 404")).count();
@@ -1569,8 +1586,18 @@ class EngineInterleavingExplorerTest {
             acquiredOn.remove(Thread.currentThread());
             decidedAtStart.set(world.decisions.getOrDefault(Thread.currentThread(), List.of()).size());
             createdAtStart.set(createdOn.getOrDefault(Thread.currentThread(), List.of()).size());
+            synchronized (looks) {
+                looksAtStart.set(looks.size());
+            }
         }
 
+        /**
+         * How many looks were recorded when the current call of this thread began: a look before the call is one of
+         * these, whatever its virtual time (a look answered at the very instant the next call begins is before it;
+         * triaged, issue 29: the long run's seed -8940623772206225776 of the hostile programs on 77055b0, "did not read
+         * first", its process's read at the same instant taken for one of the call's own).
+         */
+        private final ThreadLocal<Integer> looksAtStart = new ThreadLocal<>();
         private final ThreadLocal<Integer> decidedAtStart = new ThreadLocal<>();
         private final ThreadLocal<Integer> createdAtStart = new ThreadLocal<>();
 
