@@ -50,9 +50,13 @@ final class Acquirer {
         this.nanoTime = context::nanoTime;
     }
 
-    /** Wakes every waiter (close()); each fails with "closed". */
+    /**
+     * Wakes every waiter (close()); each fails with "closed": the ones sleeping in the wait loop, and the ones queued on
+     * a name's local permit behind another call of this process (rule 14), whatever that call blocks in.
+     */
     void wakeWaiters() {
         closing.countDown();
+        holds.openAll();
     }
 
     /**

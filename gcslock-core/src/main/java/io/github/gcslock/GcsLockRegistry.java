@@ -71,9 +71,19 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.keeper = new LeaseKeeper(context, settings.refreshInterval(), settings.maxRefreshFailures(), settings.writeRateWindow(),
                 settings.refresherThreads(), new RefreshRateWarning(settings.refreshRateWarningShare(), bucket), b.runtime);
         this.inspector = new LockInspector(store, prefix, ttl, me, nanoTime, holds, fencing);
-        // A release waits for a refresh in flight (its write window and one bounded call), then makes at most three
-        // bounded calls and one write-window wait: close(), and a release() racing close()'s, wait that long for one.
-        Duration releaseBound = settings.operationTimeout().multipliedBy(4).plus(settings.writeRateWindow().multipliedBy(2));
+        // How long close(), and a release() racing close()'s release of its lease, wait for a release another thread runs
+        // (rule 14): that release's worst case when every call is answered within the operation timeout (rule 15).
+        // 1. It waits for the lease's I/O lock, which a renewal in flight may hold for two refreshes (the second after
+        //    adopting an earlier refresh of ours, rule 8), each a write window (rule 21), a PATCH and, after a 412, a
+        //    GET: 4 calls, 2 windows. (A scheduled refresh is half that; a later one sees the release begun and sends
+        //    nothing.)
+        // 2. Then its own sequence (rule 12): a write window, the single-try DELETE; after a 429 a window and the
+        //    retrying DELETE; after a 412 a GET and the guarded re-delete: 4 calls, 2 windows.
+        // So 8 calls and 4 windows. (Review 5's R5-6: the bound of 4 calls and 2 windows ran out before a release that
+        // waited for a renewal and then met 429 and 412, every call answered, so release() returned with the object
+        // still there.) Not covered: interrupts of the releasing thread, each of which may have a broken call sent
+        // again (up to LeaseRelease.RESENDS_AFTER_INTERRUPTS more calls); a wait that runs out gives up with a WARN.
+        Duration releaseBound = settings.operationTimeout().multipliedBy(8).plus(settings.writeRateWindow().multipliedBy(4));
         // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,
                 nanoTime, this::releasedCleanly, b.runtime, releaseBound);
@@ -306,9 +316,12 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
 
     /**
      * Releases every held lease (deleting their lock objects) and stops refreshing; wakes every waiting acquire (it
-     * fails). Returns when every release in flight has ended — also the ones running on application threads and
-     * hold-at-least releases — waiting for them at most four operation timeouts and two write windows. Idempotent: a
-     * second call returns when the first has.
+     * fails), also one queued behind another call of the same name. Returns when every release in flight has ended —
+     * also the ones running on application threads, hold-at-least releases, and the delete of a lease whose create
+     * raced this close() — waiting for them (never for a listener) at most eight operation timeouts and four write
+     * windows in all: one release's worst case (a renewal in flight, then a DELETE meeting 429 and 412). The releases of
+     * the leases held when it began run on the calling thread first, one after another, each bounded likewise.
+     * Idempotent: a second call returns when the first has.
      */
     @Override
     public void close() {

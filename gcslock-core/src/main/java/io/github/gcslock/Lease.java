@@ -61,8 +61,9 @@ public interface Lease extends AutoCloseable {
      * A reentrant hold only gives back its hold; the lock is released when the outermost hold is.
      * If another thread is releasing this lease at the same time (the registry's {@code close()}, a loss listener, an
      * earlier {@code release()} handed to another thread, a hold-at-least release that came due), this returns when
-     * that release has ended (bounded by four operation timeouts and two write windows), so the object is gone when it
-     * returns unless GCS refused or did not answer the delete (then it stays until its TTL).
+     * that release has ended (bounded by eight operation timeouts and four write windows: that release's worst case, a
+     * renewal in flight and then a DELETE meeting 429 and 412), so the object is gone when it returns unless GCS refused
+     * or did not answer the delete (then it stays until its TTL). It never waits for a listener.
      */
     void release();
 

@@ -30,7 +30,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     private final LockInspector inspector;
     /** Per name, the highest generation seen: a fencing token that did not increase is reported (rule 18). */
     private final FencingRecord fencing;
-    /** How long close() waits for releases already running (a refresh in flight, then at most three bounded calls and two write windows). */
+    /** How long close() waits, in all, for the releases running elsewhere (one release's worst case, see GcsLockRegistry). */
     private final Duration releaseBound;
     /**
      * Serialises handing out a lease with {@link #close()}: a create that finishes while close() runs
@@ -166,10 +166,14 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // A release already running on the refresher (a hold-at-least release that came due) or on an
             // application thread is not in this loop's hands: let it finish, bounded, so that close() never leaves
             // an object of ours behind — on an interrupted closing thread too (the flag is given back).
+            // One bound for the whole wait (rule 14), from here: the refresher's running tasks, then every release in flight
+            // elsewhere, share it. A release running elsewhere when this wait begins ends within one bound of its own
+            // beginning, so within this wait; two bounds in a row (the refresher's, then the releases') waited twice that.
             release.yieldPoint("close(): its releases done");
-            keeper.close(releaseBound);
+            long deadline = release.nanoTime() + releaseBound.toNanos();
+            keeper.close(Duration.ofNanos(Math.max(1, deadline - release.nanoTime())));
             release.yieldPoint("close(): refresher closed");
-            if (!release.awaitReleases(releaseBound)) {
+            if (!release.awaitReleases(deadline)) {
                 log.warn("gave up waiting {} for lock releases in progress at close", releaseBound);
             }
         } finally {

@@ -49,8 +49,8 @@ final class LeaseRelease {
     private final Set<GcsLease> inFlight = new HashSet<>();
     /**
      * How long a release() waits for a release of its lease that another thread (close()) began, and close() for the
-     * releases in flight: one refresh in flight it may wait for (a window and a call), then at most three bounded
-     * calls and one write window (rules 12, 14, 15, 21).
+     * releases in flight: one release's worst case, five bounded calls and three write windows (derived in
+     * GcsLockRegistry; rules 12, 14, 15, 21).
      */
     private final Duration releaseBound;
 
@@ -146,6 +146,10 @@ final class LeaseRelease {
         if (!begin(lease)) {
             return false;
         }
+        // Rules 14, 20: the outcomes of this release's requests (its DELETE's requestAnswered, ...) take their places
+        // among the lock's events at once but are delivered only once the release has ended: close() and a racing
+        // release() wait for a release in flight, never for a listener of it.
+        LockEventDispatcher.holdBack();
         try {
             runtime.yieldPoint("release of '" + lease.name() + "' begun");
             keeper.stop(lease);
@@ -168,11 +172,20 @@ final class LeaseRelease {
                 holds.released(lease); // frees the name's permit (rule 17: and forgets an idle name)
                 runtime.yieldPoint("release of '" + lease.name() + "': name freed here");
             } finally {
-                end(lease); // before the listener: a release() or close() waiting for this one does not wait for listeners
-                tellReleased.run();
+                end(lease); // before the listeners: a release() or close() waiting for this one does not wait for listeners
+                try {
+                    LockEventDispatcher.letGo(); // this release's request events, held back until it ended (rule 20)
+                } finally {
+                    tellReleased.run();
+                }
             }
         }
         return true;
+    }
+
+    /** The runtime's clock (real time, or a test's virtual time), which the waits of close() count in. */
+    long nanoTime() {
+        return runtime.nanoTime();
     }
 
     /** A step of close() whose order other threads can see ({@link EngineRuntime#yieldPoint}). */
@@ -186,11 +199,13 @@ final class LeaseRelease {
             lease.beginRelease();
             inFlight.add(lease);
         }
+        LockEventDispatcher.holdBack(); // its request events after it ended: close() waits for it, never for a listener
         try {
             deleteOnRelease(lease);
         } finally {
             lease.released();
             end(lease);
+            LockEventDispatcher.letGo();
         }
     }
 
@@ -239,24 +254,32 @@ final class LeaseRelease {
     }
 
     /**
-     * Waits until no release is deleting its object, on any thread — the application's, the refresher's, close()'s —
-     * for at most {@code bound}, whatever the interrupt flag says (it is given back). Rule 14: close() returns only
-     * when every release in flight has finished. A release running on the calling thread itself (close() called by a
-     * listener of that release) is not waited for: it cannot end while this waits. Returns whether none is left.
+     * Waits until no release is deleting its object, on any thread — the application's, the refresher's, close()'s, the
+     * delete of a create that raced close() — until {@code deadlineNanos} of the runtime's clock, whatever the interrupt
+     * flag says (it is given back). Rule 14: close() returns only when every release in flight has finished. The set is
+     * looked at again after each wait until it is empty: a release that began while this waited (a create that raced
+     * close() finding the registry closed at hand-out and deleting its object) is waited for too — a single snapshot
+     * let close() return with that object in the bucket. A release running on the calling thread itself (close() called
+     * by a listener of that release) is not waited for: it cannot end while this waits. Returns whether none is left.
      */
-    boolean awaitReleases(Duration bound) {
-        long end = runtime.nanoTime() + bound.toNanos();
-        List<GcsLease> running;
-        synchronized (inFlight) {
-            running = new ArrayList<>(inFlight);
-        }
-        boolean all = true;
-        for (GcsLease lease : running) {
-            if (!lease.releasingOnThisThread()) {
-                all &= awaitIgnoringInterrupts(lease.releaseEndedLatch(), end);
+    boolean awaitReleases(long deadlineNanos) {
+        while (true) {
+            GcsLease running = null;
+            synchronized (inFlight) {
+                for (GcsLease lease : inFlight) {
+                    if (!lease.releasingOnThisThread()) {
+                        running = lease;
+                        break;
+                    }
+                }
+            }
+            if (running == null) {
+                return true;
+            }
+            if (!awaitIgnoringInterrupts(running.releaseEndedLatch(), deadlineNanos)) {
+                return false;
             }
         }
-        return all;
     }
 
     /**

@@ -219,7 +219,8 @@ final class Listeners implements LockStore.RequestOutcomes {
         }
         List<Runnable> deliveries = new ArrayList<>(all.size());
         for (Registration r : all) {
-            deliveries.add(events.reserve(channel(lease.name(), r), () -> tell(r.listener, x -> x.released(lease))));
+            // after the release's own request events, which it holds back until it has ended (rules 14, 20)
+            deliveries.add(events.reserveAfterOwn(channel(lease.name(), r), () -> tell(r.listener, x -> x.released(lease))));
         }
         return () -> deliveries.forEach(Runnable::run);
     }

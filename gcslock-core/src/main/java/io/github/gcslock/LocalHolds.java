@@ -246,6 +246,27 @@ final class LocalHolds {
         }
     }
 
+    /**
+     * Permits {@link #openAll} adds to each slot: more than the threads that can ever queue on one. A permit given back
+     * afterwards adds one more; no slot comes near the Semaphore's limit.
+     */
+    private static final int OPENED = 1 << 20;
+
+    /**
+     * close() (rule 14): opens the permit of every name, so that a thread queued on one behind another call of this
+     * process takes it at once, finds the registry closed and fails, whatever the permit's holder is doing — a listener
+     * of its notAcquired, tookOver or request events blocking on its thread (rule 20 lets that hold up its own call
+     * only). The permits are exclusive no more; nothing is handed out after close() ({@link LeaseIssuer#own} checks
+     * under its lock), and a thread that takes one checks for close() before it sends a request. Every slot a waiter
+     * queues on is here: it was pinned before the waiter's last check for close() (which found it open), and a pinned
+     * slot is never evicted.
+     */
+    void openAll() {
+        for (LocalSlot slot : slots.values()) {
+            slot.permit.release(OPENED);
+        }
+    }
+
     /** How many names have local state now (for tests: idle names must not accumulate). */
     int size() {
         return slots.size();

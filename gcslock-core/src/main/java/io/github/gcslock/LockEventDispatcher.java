@@ -43,7 +43,13 @@ final class LockEventDispatcher {
      * Set on an application thread while it holds a lease's I/O lock (a renewal, a release): the deliveries of the
      * events it raises meanwhile (its requests' outcomes), run once it has let the lock go (rule 20).
      */
-    private static final ThreadLocal<List<Runnable>> HELD_BACK = new ThreadLocal<>();
+    private static final ThreadLocal<HeldBack> HELD_BACK = new ThreadLocal<>();
+
+    /** The events a thread holds back ({@link #holdBack}), and how many holds back are open on it (they nest). */
+    private static final class HeldBack {
+        final List<Runnable> events = new ArrayList<>();
+        int depth;
+    }
 
     /**
      * One listener's events of one lock, the unit of order (rule 20): a registration of a registry
@@ -73,12 +79,16 @@ final class LockEventDispatcher {
 
     /** An event in a channel's queue. */
     private static final class Entry {
-        final Runnable event;
+        /** Guarded by the dispatcher (an event joined to it later, {@link #reserveAfterOwn}, extends it). */
+        Runnable event;
+        /** The thread whose reservation this is; null for an event dispatched to the pool. */
+        final Thread owner;
         /** A thread has begun it (or is about to). Guarded by the dispatcher. */
         boolean taken;
 
-        Entry(Runnable event) {
+        Entry(Runnable event, Thread owner) {
             this.event = event;
+            this.owner = owner;
         }
     }
 
@@ -139,22 +149,31 @@ final class LockEventDispatcher {
     /**
      * The calling thread takes a lease's I/O lock (rule 20): until {@link #letGo} the events it raises take their place
      * in their channels at once, but it delivers them only then, so that no listener runs while it holds the lock — a
-     * listener blocking in a renewal's request event would hold back the lease's refreshes until it was lost. Nested
-     * calls (the lock is reentrant) are counted by the caller: only the outermost one calls this and {@link #letGo}.
+     * listener blocking in a renewal's request event would hold back the lease's refreshes until it was lost. A release
+     * holds its events back too, from its beginning until it has ended (rules 14, 20: close() and a racing release()
+     * wait for a release in flight, never for a listener). Holds back nest (a release takes the lease's I/O lock inside
+     * its own): each {@code holdBack} is ended by one {@link #letGo}, and the outermost one delivers.
      */
     static void holdBack() {
-        if (HELD_BACK.get() == null) {
-            HELD_BACK.set(new ArrayList<>());
+        HeldBack held = HELD_BACK.get();
+        if (held == null) {
+            held = new HeldBack();
+            HELD_BACK.set(held);
         }
+        held.depth++;
     }
 
-    /** The calling thread has let the I/O lock go: delivers what it held back (see {@link #holdBack}). */
+    /**
+     * Ends one {@link #holdBack} of the calling thread (it let the I/O lock go, its release ended); the outermost one
+     * delivers what was held back.
+     */
     static void letGo() {
-        List<Runnable> held = HELD_BACK.get();
-        HELD_BACK.remove();
-        if (held != null) {
-            held.forEach(Runnable::run);
+        HeldBack held = HELD_BACK.get();
+        if (held == null || --held.depth > 0) {
+            return;
         }
+        HELD_BACK.remove();
+        held.events.forEach(Runnable::run);
     }
 
     /** Runs {@code event} on this dispatcher's threads, after every earlier event of {@code channel}. */
@@ -162,7 +181,7 @@ final class LockEventDispatcher {
         boolean start;
         synchronized (this) {
             Lane lane = lanes.computeIfAbsent(channel, c -> new Lane());
-            lane.queue.add(new Entry(event));
+            lane.queue.add(new Entry(event, null));
             // Else whoever delivers this channel runs it after the earlier events. A reservation not begun at its head
             // does not deliver it: the pool thread started here takes it over, then this one (rule 20).
             start = !lane.owned;
@@ -190,13 +209,62 @@ final class LockEventDispatcher {
     }
 
     /**
+     * As {@link #reserve}, for an event that follows a reservation of this thread not begun yet in {@code channel} (a
+     * release's {@code released} after the outcomes of its requests, which it holds back until the release has ended,
+     * rules 14, 20): joined to that reservation, it is delivered right after it, on the thread that delivers it — this
+     * one, unless a later event made a pool thread take it over. Queued as a reservation of its own, it would stand
+     * behind one that nobody delivers yet and start a pool thread, so that {@code released} would never run on the
+     * releasing application thread. Otherwise as {@link #reserve}.
+     */
+    Runnable reserveAfterOwn(Channel channel, Runnable event) {
+        if (!onEngineThread()) {
+            synchronized (this) {
+                Lane lane = lanes.get(channel);
+                Entry last = lane == null || lane.owned ? null : lane.queue.peekLast();
+                if (last != null && !last.taken && last.owner == Thread.currentThread()) {
+                    last.event = inTurn(last.event, event);
+                    return () -> { };
+                }
+            }
+        }
+        return reserve(channel, event);
+    }
+
+    /** Runs {@code first}, then {@code second} whatever {@code first} threw; rethrows the first thing thrown. */
+    private static Runnable inTurn(Runnable first, Runnable second) {
+        return () -> {
+            Throwable thrown = null;
+            try {
+                first.run();
+            } catch (Throwable t) {
+                thrown = t;
+            }
+            try {
+                second.run();
+            } catch (Throwable t) {
+                if (thrown == null) {
+                    thrown = t;
+                } else if (thrown != t) {
+                    thrown.addSuppressed(t);
+                }
+            }
+            if (thrown instanceof Error e) {
+                throw e;
+            }
+            if (thrown != null) {
+                throw (RuntimeException) thrown;
+            }
+        };
+    }
+
+    /**
      * Runs {@code deliveries} ({@link #reserve}'s tasks) now, or, while this thread holds a lease's I/O lock, once it
      * lets it go ({@link #holdBack}). For the outcome of an application's request.
      */
     static void deliverOrHoldBack(List<Runnable> deliveries) {
-        List<Runnable> held = HELD_BACK.get();
+        HeldBack held = HELD_BACK.get();
         if (held != null) {
-            held.addAll(deliveries);
+            held.events.addAll(deliveries);
         } else {
             deliveries.forEach(Runnable::run);
         }
@@ -265,7 +333,7 @@ final class LockEventDispatcher {
             dispatch(channel, event);
             return null;
         }
-        Entry entry = new Entry(event);
+        Entry entry = new Entry(event, Thread.currentThread());
         boolean start;
         synchronized (this) {
             Lane lane = lanes.computeIfAbsent(channel, c -> new Lane());

@@ -66,11 +66,12 @@ class EngineInterleavingExplorerTest {
     static final Duration WRITE_WINDOW = Duration.ofSeconds(1);
     /**
      * How long close(), and a release() racing close()'s release of its lease, wait for a release another thread runs
-     * (the registry's bound: four operation timeouts of TTL/3 and two 1 s write windows). The explorer may leave a due
+     * (the registry's bound, one release's worst case: eight operation timeouts of TTL/3 and four 1 s write windows,
+     * derived in GcsLockRegistry; kept in step with it, rule 14). The explorer may leave a due
      * wait of the releasing thread undecided for longer (a paused thread); a call that waited its whole bound gave up as
      * documented (a WARN), so the checks below hold the object to the call only when it returned sooner.
      */
-    static final Duration RELEASE_BOUND = TTL.dividedBy(3).multipliedBy(4).plus(Duration.ofSeconds(2));
+    static final Duration RELEASE_BOUND = TTL.dividedBy(3).multipliedBy(8).plus(WRITE_WINDOW.multipliedBy(4));
     /** How soon a lost lease's other listeners are told (see {@code checkLostToldMeanwhile}), in virtual time. */
     static final Duration TOLD_LOST_WITHIN = Duration.ofSeconds(2);
     @Test
@@ -487,6 +488,20 @@ class EngineInterleavingExplorerTest {
                     }
                 });
             }
+            // close() while a listener blocks on an application thread (in notAcquired, tookOver, acquired, released, a
+            // request event): rule 14 wakes every other waiter all the same, rule 20 lets that listener hold up its own
+            // call only (review 5's R5-5, R5-8)
+            if (r.nextInt(3) == 0) {
+                Duration after = run.upTo(2);
+                Run.Hostile listener = run.hostiles.get(reg);
+                run.world.note(process + "-close-on-block: close() " + after + " after its listener begins a long block on an"
+                        + " application thread (if it does within a minute)");
+                run.actor(process + "-close-on-block", () -> {
+                    if (run.world.await(listener.longBlockBegan, Duration.ofSeconds(60).toNanos())) {
+                        run.closeAfter(reg, after, false);
+                    }
+                });
+            }
         }
     }
 
@@ -798,6 +813,8 @@ class EngineInterleavingExplorerTest {
         final List<Look> looks = Collections.synchronizedList(new ArrayList<>());
         /** What the current thread does for a program: "call" (an acquire call), "release" (its release()); null otherwise. */
         final ThreadLocal<String> roleNow = new ThreadLocal<>();
+        /** The lease the application's {@code release()} on this thread is releasing now (see {@code checkNoReleaseInFlightHere}). */
+        final ThreadLocal<Lease> releasingNow = new ThreadLocal<>();
         /** When this thread's current program call began (virtual nanos). */
         final ThreadLocal<Long> callStartedAt = new ThreadLocal<>();
         /** Threads inside a program's inspect()/list(). */
@@ -1206,6 +1223,44 @@ class EngineInterleavingExplorerTest {
 
         /** The registries whose close() has returned. */
         final Set<GcsLockRegistry> closeReturned = ConcurrentHashMap.newKeySet();
+        /** When each registry's first close() returned (virtual nanoseconds). */
+        final Map<GcsLockRegistry, Long> closeReturnedAt = new ConcurrentHashMap<>();
+        /** Per thread, the registries of the acquire calls it is in now, innermost first (a listener's call inside one). */
+        final Map<Thread, java.util.Deque<GcsLockRegistry>> callsOf = new ConcurrentHashMap<>();
+        /**
+         * How long after close() returned a call of the closed registry may still be queued on a local permit that no one
+         * gives back: the thread holding it may be inside a request sent before close() (bounded by the operation timeout,
+         * TTL/3) — after that the wait is one close() did not end.
+         */
+        static final Duration PERMIT_AFTER_CLOSE = TTL.dividedBy(3);
+
+        /**
+         * Rule 14: close() wakes every waiting acquire, wherever it waits — in its wait loop's sleep, or queued on the name's
+         * local permit behind another call of the process, whatever that call blocks in (a listener of its notAcquired,
+         * tookOver or request events, on its own thread: rule 20 lets it hold up its own call only). A call of a closed
+         * registry still queued on a permit that has none to give {@link #PERMIT_AFTER_CLOSE} after close() returned was
+         * not woken (review 5's R5-5: a Lock.lock()-style waiter outliving close() for as long as another thread's
+         * notAcquired listener blocks). A close() that gave up its bound is not judged.
+         */
+        void checkPermitWaitsAfterClose() {
+            for (VirtualWorld.PermitWait w : world.permitWaits()) {
+                java.util.Deque<GcsLockRegistry> calls = callsOf.get(w.thread());
+                GcsLockRegistry r = calls == null ? null : calls.peek();
+                Long closedAt = r == null ? null : closeReturnedAt.get(r);
+                if (closedAt == null || closeGaveUp.contains(r) || w.permit().availablePermits() > 0) {
+                    continue;
+                }
+                long waited = world.nanoTime() - Math.max(closedAt, w.since());
+                if (waited > PERMIT_AFTER_CLOSE.toNanos()) {
+                    String v = "a call of " + names.get(r) + " on " + w.thread().getName() + " still queued on its lock's local permit "
+                            + Duration.ofNanos(waited) + " after close() returned (rule 14: close() wakes every waiting acquire)";
+                    if (!violations.contains(v) && violations.stream().noneMatch(x -> x.startsWith("a call of " + names.get(r) + " on "
+                            + w.thread().getName() + " still queued"))) {
+                        violations.add(v);
+                    }
+                }
+            }
+        }
         /** Registries whose close() waited its whole bound for a release another thread ran (and gave up, as documented). */
         final Set<GcsLockRegistry> closeGaveUp = ConcurrentHashMap.newKeySet();
         private Lease acquired(GcsLockRegistry r, Lease lease) {
@@ -1768,11 +1823,16 @@ class EngineInterleavingExplorerTest {
                 holds = held.stream().anyMatch(h -> h.registry == r && h.lease.name().equals(name) && !h.releaseReturned);
             }
             entries.merge(names.get(r) + "|" + name, 1, Integer::sum);
+            callsOf.computeIfAbsent(Thread.currentThread(), t -> new java.util.concurrent.ConcurrentLinkedDeque<>()).push(r);
             return busy.merge(names.get(r) + "|" + name, 1, Integer::sum) == 1 && !holds;
         }
 
         void leave(GcsLockRegistry r, String name) {
             roleNow.remove();
+            java.util.Deque<GcsLockRegistry> calls = callsOf.get(Thread.currentThread());
+            if (calls != null) {
+                calls.poll();
+            }
             busy.merge(names.get(r) + "|" + name, -1, Integer::sum);
         }
 
@@ -1970,9 +2030,11 @@ class EngineInterleavingExplorerTest {
             boolean interrupted = me.isInterrupted();
             int sent = interruptsOf(me);
             roleNow.set("release");
+            releasingNow.set(lease);
             try {
                 lease.release();
             } finally {
+                releasingNow.remove();
                 roleNow.remove();
                 h.releaseRunning = false;
                 h.releaseReturned = true;
@@ -2131,6 +2193,7 @@ class EngineInterleavingExplorerTest {
                 closing.remove(me);
             }
             closeReturned.add(r);
+            closeReturnedAt.putIfAbsent(r, world.nanoTime());
             if ((interrupted || interruptsOf(me) > sent) && !Thread.interrupted()) {
                 violations.add("close() of " + names.get(r) + " on an interrupted thread returned without the interrupt flag"
                         + " (rule 14: it is given back)");
@@ -2291,7 +2354,7 @@ class EngineInterleavingExplorerTest {
              * acquireStarted or acquireFinished holds up that call only, never another listener's lost, rule 20).
              */
             static final Set<String> ON_THE_CALLERS_THREAD = Set.of("acquireStarted", "acquired", "acquireFinished", "released",
-                    "requestAnswered", "requestFailed");
+                    "requestAnswered", "requestFailed", "notAcquired", "tookOver");
             /** How many times it is registered (1 or 2): that many of its events of one lock may run at once (rule 20). */
             volatile int registrations = 1;
             /** Its registry. */
@@ -2320,6 +2383,8 @@ class EngineInterleavingExplorerTest {
             /** How many long blocks on an application thread a process's listener makes at most in one run. */
             static final int LONG_BLOCKS = 3;
             final java.util.concurrent.atomic.AtomicInteger longBlocks = new java.util.concurrent.atomic.AtomicInteger();
+            /** Counted down when it begins its first long block on an application thread (a close() may follow at once). */
+            final java.util.concurrent.CountDownLatch longBlockBegan = new java.util.concurrent.CountDownLatch(1);
             /** The leases it was told acquired (their acquisition may not have returned yet), by lease id. */
             final Map<String, Lease> told = new ConcurrentHashMap<>();
 
@@ -2359,6 +2424,7 @@ class EngineInterleavingExplorerTest {
              * the second listener and the lease's onLost listeners must be told meanwhile ({@link #checkLostToldMeanwhile}).
              */
             void blockOnTheApplicationThread(String kind, String name, boolean lose) {
+                longBlockBegan.countDown();
                 world.note(process + "'s listener blocks long in " + kind + " of '" + name + "' on "
                         + Thread.currentThread().getName() + (lose ? ", its process's lease of it lost meanwhile" : ""));
                 long end = world.nanoTime() + TTL.toNanos();
@@ -2394,6 +2460,9 @@ class EngineInterleavingExplorerTest {
                     int n = calls.get(kind).getAndIncrement();
                     int[] p = pattern.get(kind);
                     int act = n % p[0] == p[1] ? acts.get(kind) : 0;
+                    if (act == 1 || act == 4 || act == 5) {
+                        checkNoReleaseInFlightHere(kind, name);
+                    }
                     switch (act) {
                         case 1 -> {
                             Duration d = slow.get(kind);
@@ -2427,6 +2496,26 @@ class EngineInterleavingExplorerTest {
                     if (ordered) {
                         inside.get(name).remove(t);
                     }
+                }
+            }
+
+            /**
+             * Rule 20 (and rule 14): a release never waits for a listener — close(), and a release() racing close()'s,
+             * wait for every release in flight, so a listener that runs on the releasing application thread before its
+             * release has ended (its DELETE's request events, delivered as the thread let the lease's I/O lock go) makes
+             * them wait for it (review 5's R5-8: close() waiting its whole bound for a blocking requestAnswered listener).
+             * Judged as this listener is about to block on a thread inside {@code release()}.
+             */
+            void checkNoReleaseInFlightHere(String kind, String name) {
+                Lease releasing = releasingNow.get();
+                if (releasing == null) {
+                    return;
+                }
+                GcsLease g = releasing instanceof ReentrantHold hold ? hold.lease() : (GcsLease) releasing;
+                if (g.isReleasing() && g.releasingOnThisThread() && g.releaseEndedLatch().getCount() > 0) {
+                    violations.add(process + "'s listener blocks in " + kind + " of '" + name + "' on " + Thread.currentThread().getName()
+                            + " while that thread's release of lease " + g.fencingToken() + " of '" + g.name() + "' has not ended"
+                            + " (rules 14, 20: close() and a racing release() wait for a release in flight, never for a listener)");
                 }
             }
 
@@ -2820,6 +2909,7 @@ class EngineInterleavingExplorerTest {
         /** At most one healthy holder per name, among the leases the application still holds. */
         void check() {
             checkLostToldMeanwhile();
+            checkPermitWaitsAfterClose();
             checkHeldLeases();
             checkDeclaredLostAtDeadline();
             checkTtlInObjects();

@@ -49,7 +49,7 @@ class ExplorerOracleTest {
      * of that lease had begun on another thread — a loss listener's {@code release()} on a listener thread, a hold-at-least
      * release on the refresher — and the schedule left that thread at its next step (a yield point, which is not bounded
      * in virtual time) for longer than close()'s bound. close() found the release in flight and waited for it its whole
-     * bound (4 operation timeouts and 2 write windows), then gave up with a WARN, as its Javadoc says. No engine defect:
+     * bound (then 4 operation timeouts and 2 write windows; now 8 and 4), then gave up with a WARN, as its Javadoc says. No engine defect:
      * the oracle held close() to a release it may give up on; it now does so only when close() returned sooner, as it did
      * already for a {@code release()} running on an application thread. Here: a loss listener's release that has begun
      * and waits for the lease's I/O lock (a refresh in flight) all through close().

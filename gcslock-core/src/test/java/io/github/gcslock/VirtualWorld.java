@@ -335,25 +335,43 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         return finish(d, () -> latch.getCount() == 0);
     }
 
+    /** A thread queued on a local permit of the engine ({@link #tryAcquire}) since a virtual instant. */
+    record PermitWait(Thread thread, long since, Semaphore permit) {
+    }
+
+    /** The threads queued on a local permit now. */
+    private final Set<PermitWait> permitWaits = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /** The threads queued on a local permit now, and since when (virtual nanoseconds, as {@link #nanoTime}). */
+    List<PermitWait> permitWaits() {
+        return new ArrayList<>(permitWaits);
+    }
+
     @Override
     public boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException {
-        while (true) {
-            if (Thread.interrupted()) {
-                throw new InterruptedException();
-            }
-            if (permit.tryAcquire()) {
-                return true;
-            }
-            long left = nanos;
-            String d = new TimedYield("local permit " + Duration.ofNanos(nanos), left) {
-                @Override
-                List<String> options() {
-                    return timed(permit.availablePermits() > 0);
+        PermitWait queued = new PermitWait(Thread.currentThread(), now, permit);
+        permitWaits.add(queued);
+        try {
+            while (true) {
+                if (Thread.interrupted()) {
+                    throw new InterruptedException();
                 }
-            }.await();
-            if (!d.equals("ready")) {
-                return finish(d, permit::tryAcquire);
+                if (permit.tryAcquire()) {
+                    return true;
+                }
+                long left = nanos;
+                String d = new TimedYield("local permit " + Duration.ofNanos(nanos), left) {
+                    @Override
+                    List<String> options() {
+                        return timed(permit.availablePermits() > 0);
+                    }
+                }.await();
+                if (!d.equals("ready")) {
+                    return finish(d, permit::tryAcquire);
+                }
             }
+        } finally {
+            permitWaits.remove(queued);
         }
     }
 
