@@ -88,6 +88,8 @@ class EngineExplorerPropertyTest {
     static final List<String> NAMES = List.of("a", "b");
     /** A name only the sweep of extreme inputs uses, free when it tries it (the {@code Lock} view taken and given back). */
     static final String SPARE = "z";
+    /** A name only the sweep of extreme inputs holds, when its process holds nothing else to try them on. */
+    static final String SPARE_HELD = "zz";
     /** A name only the sweep's object with a huge TTL uses. */
     static final String HUGE = "huge";
     static final Duration TTL = Duration.ofSeconds(2);
@@ -825,7 +827,10 @@ class EngineExplorerPropertyTest {
                     c.ended(false, e);
                     throw e;
                 }
-                l.ifPresent(lease -> got[0] = acquiredNow(p, r, lease, what, began));
+                l.ifPresent(lease -> {
+                    checkOwnTtl(lease, ttl, what);
+                    got[0] = acquiredNow(p, r, lease, what, began);
+                });
                 return l;
             });
             expectAcquireOutcome(p, r, what, ttl, o.error);
@@ -929,8 +934,32 @@ class EngineExplorerPropertyTest {
                 c.ended(false, e);
                 throw e;
             }
+            checkOwnTtl(l, ttl, what);
             acquiredNow(p, r, l, what, began);
             return l;
+        }
+
+        /**
+         * tryAcquire/acquire with a TTL: "the lease gets its own TTL: stored in the lock object (other processes judge its
+         * staleness by it)"; the registry's without one. Judged on a new lease (a reentrant hold keeps the outer one's)
+         * whose object is still its own.
+         */
+        private void checkOwnTtl(Lease l, Ttl ttl, String what) {
+            if (ttl.bad() || holds.stream().anyMatch(h -> h.leaseId.equals(l.leaseId()))) {
+                return;
+            }
+            long expected = ttl.d == null ? TTL.toMillis() : ttl.d.toMillis();
+            Blob b;
+            try {
+                b = object(l.name());
+            } catch (com.google.cloud.storage.StorageException e) {
+                return; // a global fault hit the explorer's own read
+            }
+            if (b != null && b.getMetadata() != null && l.leaseId().equals(b.getMetadata().get("gcslock-lease"))
+                    && !Long.toString(expected).equals(b.getMetadata().get("gcslock-ttl"))) {
+                violation(what + " returned lease " + l.leaseId() + " whose object carries TTL " + b.getMetadata().get("gcslock-ttl")
+                        + " ms, not its own " + expected + " ms (tryAcquire's Javadoc: the lease's TTL is stored in the lock object)");
+            }
         }
 
         void tryLock(int pi, String name, long ms, int thread) {
@@ -1126,6 +1155,22 @@ class EngineExplorerPropertyTest {
             for (Proc p : procs) {
                 tryAcquire(p.index, name, Ttl.DEFAULT, Owner.INVOCATION_1, 1, false);
             }
+            if (left == Left.DEAD_HOLDER && clean) {
+                // README: "a crashed instance's lock frees itself after a TTL": a wait that outlasts the dead holder's TTL
+                // (1 s) and the GCS-time bound's lag takes it over (mustAcquire judges it; rules 5, 6, 16).
+                Proc p = procs[pi];
+                GcsLockRegistry r = p.registry;
+                String what = "P" + pi + " acquire('" + name + "', wait 4000 ms) of a dead holder's lock";
+                String must = mustAcquire(p, r, name, 4000);
+                Outcome<Lease> o = onCaller(p, 0, what, false, () -> acquireNow(p, r, name, 4000, Ttl.DEFAULT, Owner.INVOCATION_0, what));
+                expectAcquireOutcome(p, r, what, Ttl.DEFAULT, o.error);
+                if (must != null && o.error instanceof LockNotAcquiredException) {
+                    violation(what + " ended not acquired though " + must + ": " + o.error.getMessage());
+                }
+                if (o.value != null) {
+                    holds.stream().filter(h -> h.lease == o.value && !h.releasing).findFirst().ifPresent(h -> releaseHold(h, false));
+                }
+            }
         }
 
         void interrupt(int which) {
@@ -1194,6 +1239,20 @@ class EngineExplorerPropertyTest {
             }
             if (error instanceof GcsLockConfigurationException && ttl.mayBeRefused() && !ttl.bad()) {
                 smallestNamedPasses(p, r, what, error);
+            }
+            if (error == null && ttl.d != null && !ttl.bad() && !closing.contains(r)) {
+                // Rule 21's per-lease bound, as DESIGN.md states it: a TTL is accepted only if the create's reply (half a
+                // call bound), a write window and the first refresh's whole call bound fit before the lease's deadline
+                // (writeRateWindow + 1.5 x callBound < ttl - safetyMargin, with TTL/8 and the default margin).
+                Duration window = rateLimited ? REGISTRY_WINDOW : Duration.ofMillis(20);
+                Duration refresh = LeaseTiming.defaultRefreshInterval(ttl.d);
+                LeaseTiming timing = new LeaseTiming(ttl.d, refresh, LeaseTiming.defaultSafetyMargin(ttl.d, refresh));
+                long needed = window.plus(LeaseTiming.callBound(ttl.d, OP_TIMEOUT).multipliedBy(3).dividedBy(2)).toNanos();
+                if (!refresh.isZero() && needed >= timing.deadlineSpanNanos()) {
+                    violation(what + " accepted TTL " + ttl.d + ", too short for the write window " + window + ": it needs "
+                            + Duration.ofNanos(needed) + " before a deadline of " + Duration.ofNanos(timing.deadlineSpanNanos())
+                            + " after a write (rule 21: refused naming the smallest TTL that passes)");
+                }
             }
             if (error == null || error instanceof TimeoutException) {
                 return;
@@ -1473,8 +1532,14 @@ class EngineExplorerPropertyTest {
                 badSetting(b);
             }
             hugeTtlObject();
-            Hold h = holds.stream().filter(x -> x.proc == p && !x.released && !x.releasing).skip(which % 3).findFirst().orElse(pick(which));
+            Hold h = holds.stream().filter(x -> x.proc == p && !x.released && !x.releasing).skip(which % 3).findFirst().orElse(null);
             if (h == null) {
+                h = tryAcquire(pi, SPARE_HELD, Ttl.DEFAULT, Owner.INVOCATION_0, 0, false); // a hold of its own to try them on
+            }
+            if (h == null) {
+                h = pick(which);
+            }
+            if (h == null || h.released || h.releasing) {
                 return;
             }
             for (Ttl ttl : bad) {
