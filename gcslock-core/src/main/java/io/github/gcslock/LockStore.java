@@ -69,6 +69,18 @@ final class LockStore {
                 return size() > MAX_DELETES_REMEMBERED;
             }
         });
+        /**
+         * Per object name, when the last create of ours that may have written it returned: answered with the object,
+         * or failed (it may have committed) — not a 412, which wrote nothing. Rule 21: a forced delete of our own
+         * object waits out the write window after it, also while the lease it made is not handed out yet (a request
+         * listener blocking on the acquiring thread), so not yet among the live leases. Bounded as deleteEnded.
+         */
+        final Map<String, Long> createEnded = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+                return size() > MAX_DELETES_REMEMBERED;
+            }
+        });
     }
 
     private static final int MAX_DELETES_REMEMBERED = 10_000;
@@ -177,6 +189,14 @@ final class LockStore {
                 LockObject.EMPTY, Storage.BlobTargetOption.doesNotExist());
         observe(created);
         return created;
+    }
+
+    /**
+     * When the last create this process sent to {@code id}'s object that may have written it returned (answered, or
+     * failed: it may have committed), or null if none is remembered (rule 21, see {@link OutcomeSink#createEnded}).
+     */
+    Long lastCreateEnded(BlobId id) {
+        return outcomes.createEnded.get(id.getName());
     }
 
     /** The current object of {@code id}, or null if there is none. */
@@ -397,6 +417,9 @@ final class LockStore {
                 result = method.invoke(delegate, args);
             } catch (InvocationTargetException e) {
                 Throwable cause = e.getCause();
+                if (!(cause instanceof StorageException se412 && se412.getCode() == 412)) {
+                    createMayHaveWritten(method, args); // it may have committed
+                }
                 if (cause instanceof StorageException se && REQUESTS.contains(method.getName())
                         && !Thread.currentThread().isInterrupted()) {
                     String name = lockName(args);
@@ -410,10 +433,22 @@ final class LockStore {
                 }
                 throw cause;
             }
+            createMayHaveWritten(method, args);
             if (REQUESTS.contains(method.getName())) {
                 outcomes.target.completed(new RequestOutcome(lockName(args), sequence, null));
             }
             return result;
+        }
+
+        /**
+         * Notes the end of a create that wrote (or may have written) its object, before its outcome is told: a request
+         * listener on the acquiring thread may block there, its lease not handed out yet (rule 21, see
+         * {@link OutcomeSink#createEnded}).
+         */
+        private void createMayHaveWritten(Method method, Object[] args) {
+            if (method.getName().equals("create") && args != null && args.length > 0 && args[0] instanceof BlobInfo info) {
+                outcomes.createEnded.put(info.getName(), nanoTime.getAsLong());
+            }
         }
 
         /** The lock a request is about, from its object argument; null for a listing or the bucket. */
