@@ -1340,10 +1340,6 @@ class EngineInterleavingExplorerTest {
          * Whether {@code generation} is of an object created after a restore: an hour below the bucket's clock (a run
          * lasts minutes of virtual time, so nothing else is half an hour old).
          */
-        boolean createdAfterRestore(long generation) {
-            return restoresBefore(generation) > 0;
-        }
-
         /** How many restores came before the object of {@code generation} was created (each sets them an hour back). */
         long restoresBefore(long generation) {
             long nowMicros = world.instant().getEpochSecond() * 1_000_000L;
@@ -2590,7 +2586,11 @@ class EngineInterleavingExplorerTest {
             public synchronized void fencingTokenRegression(Lease lease, long highestSeenBefore) {
                 String where = process + "'s listener: fencingTokenRegression of '" + lease.name() + "' token " + lease.fencingToken()
                         + " (highest seen before " + highestSeenBefore + ")";
-                if (!createdAfterRestore(lease.fencingToken()) || highestSeenBefore < lease.fencingToken()) {
+                // Not only after a restore: a lease handed out late (its acquiring thread in a request listener while an
+                // administrator deleted its object and another process created a newer one, which this process read)
+                // comes with a token below one seen before, and is told so (triaged, issue 29: the long run's seed
+                // 2930050161361259316 of the hostile programs on 38148a4, "a token that did not go down").
+                if (highestSeenBefore < lease.fencingToken()) {
                     violations.add(where + ", a token that did not go down (rule 18: told only when the token did not increase)");
                 }
                 List<String> seen = byLease.get(lease.leaseId());
