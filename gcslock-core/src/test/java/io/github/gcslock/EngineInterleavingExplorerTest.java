@@ -1159,6 +1159,15 @@ class EngineInterleavingExplorerTest {
                                 violations.add(name + "'s listener took a nested hold of '" + lease.name() + "' in acquired of token "
                                         + lease.fencingToken() + " and got another lease, token " + x.fencingToken() + " (rule 17)");
                             }
+                            if (x.fencingToken() != lease.fencingToken()) {
+                                // A lease of the listener's own (the outer one's release had begun), not a nested hold: it
+                                // gives it back at once. Kept, it would outlive a call that then failed with another
+                                // listener's Error, and be taken for that call's lease (triaged, issue 29: the long run's
+                                // seed 9137920309628994808 of the hostile programs under faults, on 4b81a8f, "failed with a
+                                // listener's Error (acquired) and left its lease ... held").
+                                x.release();
+                                return;
+                            }
                             listenerHolds.computeIfAbsent(lease.leaseId(), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(x);
                         });
                     }
@@ -2875,7 +2884,12 @@ class EngineInterleavingExplorerTest {
         void checkLocalStateEvicted(List<String> problems) {
             for (GcsLockRegistry r : registries) {
                 int n = r.localStateSize();
-                if (n != 0 && !closeGaveUp.contains(r)) {
+                // A listener's own call still in flight when time stopped (a listener acquiring the lock again in
+                // released, blocked in acquireStarted by the hostile listener) pins its name: not idle (triaged, issue 29:
+                // seed 2859049377482276348 of the hostile programs, on cb6f3b0, replays exactly).
+                String prefix = names.get(r) + "|";
+                boolean listenerCallInFlight = busy.entrySet().stream().anyMatch(e -> e.getKey().startsWith(prefix) && e.getValue() > 0);
+                if (n != 0 && !closeGaveUp.contains(r) && !listenerCallInFlight) {
                     problems.add(names.get(r) + " keeps local state of " + n + " name(s) after close() and every call returned"
                             + " (rule 17: the local state of an idle name is evicted)");
                 }
