@@ -171,7 +171,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // beginning, so within this wait; two bounds in a row (the refresher's, then the releases') waited twice that.
             release.yieldPoint("close(): its releases done");
             long deadline = release.nanoTime() + releaseBound.toNanos();
-            keeper.close(Duration.ofNanos(Math.max(1, deadline - release.nanoTime())));
+            keeper.close(releaseBound); // from the same moment as the deadline: the remaining time is the whole bound
             release.yieldPoint("close(): refresher closed");
             if (!release.awaitReleases(deadline)) {
                 log.warn("gave up waiting {} for lock releases in progress at close", releaseBound);

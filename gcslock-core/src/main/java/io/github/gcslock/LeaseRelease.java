@@ -49,7 +49,7 @@ final class LeaseRelease {
     private final Set<GcsLease> inFlight = new HashSet<>();
     /**
      * How long a release() waits for a release of its lease that another thread (close()) began, and close() for the
-     * releases in flight: one release's worst case, five bounded calls and three write windows (derived in
+     * releases in flight: one release's worst case, eight bounded calls and four write windows (derived in
      * GcsLockRegistry; rules 12, 14, 15, 21).
      */
     private final Duration releaseBound;
@@ -437,7 +437,7 @@ final class LeaseRelease {
         // the write window".) If the object there now is not the one our create wrote, this waits at most one window
         // (1 s by default) that was not needed.
         Long created = name == null ? null : store.lastCreateEnded(store.id(name));
-        if (created != null && runtime.sleepUntilIgnoringInterrupts(created + writeRateWindow.toNanos(), nanoTime)) {
+        if (created != null && awaitWriteWindowAfter(created)) {
             Thread.currentThread().interrupt();
         }
     }
@@ -447,7 +447,12 @@ final class LeaseRelease {
      * (rule 21), whatever interrupts come; true if one came (the caller gives the flag back later).
      */
     private boolean awaitWriteWindow(GcsLease lease) {
-        return runtime.sleepUntilIgnoringInterrupts(lease.lastWriteNanos() + writeRateWindow.toNanos(), nanoTime);
+        return awaitWriteWindowAfter(lease.lastWriteNanos());
+    }
+
+    /** As {@link #awaitWriteWindow(GcsLease)}, after a write of ours that ended at {@code writeEndedNanos}. */
+    private boolean awaitWriteWindowAfter(long writeEndedNanos) {
+        return runtime.sleepUntilIgnoringInterrupts(writeEndedNanos + writeRateWindow.toNanos(), nanoTime);
     }
 
     /** Sleeps {@code d} whatever interrupts come; true if one came (the caller gives the flag back later). */

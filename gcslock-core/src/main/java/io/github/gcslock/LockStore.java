@@ -63,24 +63,24 @@ final class LockStore {
          * create of ours waits out the write window after it). The least recently used are forgotten (names may be
          * per tenant): forgetting costs at most a 429 that the client's retry absorbs, never safety.
          */
-        final Map<String, Long> deleteEnded = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
-                return size() > MAX_DELETES_REMEMBERED;
-            }
-        });
+        final Map<String, Long> deleteEnded = recentByName();
         /**
          * Per object name, when the last create of ours that may have written it returned: answered with the object,
          * or failed (it may have committed) — not a 412, which wrote nothing. Rule 21: a forced delete of our own
          * object waits out the write window after it, also while the lease it made is not handed out yet (a request
          * listener blocking on the acquiring thread), so not yet among the live leases. Bounded as deleteEnded.
          */
-        final Map<String, Long> createEnded = java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, true) {
-            @Override
-            protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
-                return size() > MAX_DELETES_REMEMBERED;
-            }
-        });
+        final Map<String, Long> createEnded = recentByName();
+
+        /** A per-name record that forgets the least recently used names beyond {@link #MAX_DELETES_REMEMBERED}. */
+        private static Map<String, Long> recentByName() {
+            return java.util.Collections.synchronizedMap(new java.util.LinkedHashMap<>(16, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Long> eldest) {
+                    return size() > MAX_DELETES_REMEMBERED;
+                }
+            });
+        }
     }
 
     private static final int MAX_DELETES_REMEMBERED = 10_000;

@@ -935,10 +935,10 @@ class EngineInterleavingExplorerTest {
             // with the create, not knowing the name's objects young): its 412 may be the client's retry meeting our own
             // try, so it is of unknown outcome and every later 412 of this call is read (rule 16, AcquireAttempt). No
             // faults here, so the client did not retry, but the engine cannot know that. (Triaged: randomPrograms
-            // -7805667171902778674, [create 412, get 404, create 412, get 200], an oracle error.) A create that succeeded
-            // but whose reply came past the lease's deadline is deleted by the engine and recorded as of unknown outcome
-            // too: its "delete 200" is no takeover ([create 200, delete 200, create 412, get 200], seed
-            // 7537611062959585623 of a catalogue control run, cat31), so any earlier create of the call counts.
+            // -7805667171902778674, [create 412, get 404, create 412, get 200], an oracle error.) A create answered 200
+            // that was not the call's last request (deleted by the engine, its reply past the lease's deadline: seed
+            // 7537611062959585623 of a catalogue control run, cat31) ended the check above (createArrivedLate); so
+            // here every earlier create is a refused one.
             boolean ownCreateOfUnknownOutcome = false;
             for (int i = 0; oneShot && i + 2 < a.size(); i++) {
                 if (a.get(i).startsWith("create ")) {
