@@ -38,8 +38,16 @@ final class WireOracle {
         volatile Instant endWall;
         volatile boolean acquired;
         volatile Throwable error;
-        /** The registry held the name (some owner) when the call began. */
-        final boolean heldAtStart;
+        /**
+         * The registry held the name (some owner) when the call began: a hold of the explorer's model, or a call of the
+         * same registry that had acquired the name and whose hold the model did not have yet (see {@link #settled}).
+         */
+        volatile boolean heldAtStart;
+        /**
+         * An acquiring call that ended acquired: whether its hold is in the explorer's model now (or was given back).
+         * Between the call's end and that moment the name is held in its registry while the model does not show it.
+         */
+        volatile boolean settled;
         final String what;
 
         Call(Kind kind, int proc, String client, String owner, long registryStart, String name, long ttlMs, long waitMs,
