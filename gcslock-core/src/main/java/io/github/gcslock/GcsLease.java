@@ -263,7 +263,7 @@ final class GcsLease implements Lease {
         return true;
     }
 
-    /** Whether the release of this lease that began runs on the calling thread (a listener of it, coming back). */
+    /** Whether the release of this lease that began runs on the calling thread (code inside that release coming back, rule 14). */
     boolean releasingOnThisThread() {
         return releasingThread == Thread.currentThread();
     }

@@ -476,8 +476,9 @@ final class LeaseKeeper implements AutoCloseable {
     /**
      * Stops refreshing. Tasks already running — a release whose DELETE is in flight (a hold-at-least
      * release that came due), a refresh — may finish for up to {@code awaitRunning}; tasks not yet due are
-     * dropped. DESIGN.md rule 14: interrupting a running release (or returning while it runs on a daemon
-     * thread, just before the JVM exits) would leave an object of ours until its TTL.
+     * dropped. DESIGN.md rule 14: a running release is not interrupted — rule 12 sees an interrupted release through, but
+     * an interrupt may break a call that is then sent again, past the bound close() waits (which then waits for every
+     * release in flight, the refresher's included).
      */
     void close(Duration awaitRunning) {
         timer.shutdownNow(); // refreshes and delayed releases not yet due are dropped
@@ -486,7 +487,7 @@ final class LeaseKeeper implements AutoCloseable {
         try {
             long end = runtime.nanoTime() + awaitRunning.toNanos(); // the runtime's time, as the wait's (a test's virtual time)
             // an interrupted closing thread waits all the same (the flag is given back): returning early would
-            // shutdownNow() a release in flight on the refresher and leave its object (rule 14)
+            // shutdownNow() (interrupt) a release in flight on the refresher (rule 14)
             while (!awaitRunning.isZero() && !isRefresherThread()) {
                 try {
                     if (!refreshers.awaitTermination(Math.max(0, end - runtime.nanoTime()), TimeUnit.NANOSECONDS)) {

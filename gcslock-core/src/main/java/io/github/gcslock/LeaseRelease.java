@@ -124,7 +124,8 @@ final class LeaseRelease {
      * Releases {@code lease} now, whatever its holds (a failed hand-out, a delayed release); once. If another thread's
      * release of it began first (close()'s), this returns only when that one has ended: a release() that returned
      * while close() was still deleting the object left it in the bucket after release() (rule 14). Bounded; the
-     * thread that is itself releasing the lease (a listener of its own release coming back) returns at once.
+     * thread that is itself releasing the lease (code inside that release coming back: the application's GCS transport;
+     * no listener runs there while it is in flight, rule 20) returns at once.
      */
     void releaseNow(GcsLease lease) {
         if (!release(lease)) {
@@ -245,7 +246,7 @@ final class LeaseRelease {
     /** A release of {@code lease} that another thread began (close()'s): waits, bounded, until it has ended. */
     private void awaitReleaseByAnotherThread(GcsLease lease) {
         if (lease.releasingOnThisThread()) {
-            return; // this very thread is releasing it (a listener of its own release): it cannot wait for itself
+            return; // this very thread is releasing it (code inside that release, rule 14): it cannot wait for itself
         }
         if (!awaitIgnoringInterrupts(lease.releaseEndedLatch(), runtime.nanoTime() + releaseBound.toNanos())) {
             log.warn("lock '{}': gave up waiting {} for the release another thread began (its object may still be "
@@ -260,7 +261,8 @@ final class LeaseRelease {
      * looked at again after each wait until it is empty: a release that began while this waited (a create that raced
      * close() finding the registry closed at hand-out and deleting its object) is waited for too — a single snapshot
      * let close() return with that object in the bucket. A release running on the calling thread itself (close() called
-     * by a listener of that release) is not waited for: it cannot end while this waits. Returns whether none is left.
+     * by code inside that release: the application's GCS transport; no listener runs there while it is in flight, rule
+     * 20) is not waited for: it cannot end while this waits. Returns whether none is left.
      */
     boolean awaitReleases(long deadlineNanos) {
         while (true) {

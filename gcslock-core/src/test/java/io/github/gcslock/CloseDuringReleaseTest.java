@@ -8,6 +8,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -47,6 +48,57 @@ class CloseDuringReleaseTest extends EmulatorTestBase {
         }).get(30, TimeUnit.SECONDS);
 
         assertThat(closeReturnedBeforeTheDelete).as("close() returned while our release's DELETE had not been processed").isFalse();
+        assertThat(object("report")).as("close() returned: our object must be gone").isNull();
+    }
+
+    /**
+     * Rule 14: close() stops the refresher only once its running tasks have ended (within its one bound), so it never
+     * interrupts a hold-at-least release running there. close() waits for that release in any case (it is in flight),
+     * and rule 12 sees an interrupted release through; but an interrupt may break a call that is then sent again, which
+     * the bound close() waits is not made for. The interleaving: the release's DELETE is held by GCS when close() comes;
+     * close() that shut the refresher down at once interrupted the very thread it then waited for.
+     */
+    @Test
+    void closeDoesNotInterruptADeferredReleaseWhoseDeleteIsInFlight() throws Exception {
+        HookedTransport transport = new HookedTransport();
+        AtomicReference<Thread> deleting = new AtomicReference<>();
+        transport.hook = (method, url) -> {
+            if (method.equals("DELETE") && url.contains("/o/gcslock%2Freport")) {
+                deleting.compareAndSet(null, Thread.currentThread());
+            }
+        };
+        GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
+                .refreshInterval(Duration.ofSeconds(5)).operationTimeout(Duration.ofSeconds(5)));
+        Lease lease = r.tryAcquire("report").orElseThrow();
+        CountDownLatch deleteArrived = new CountDownLatch(1);
+        CountDownLatch mayAnswer = new CountDownLatch(1);
+        gcs.faults().beforeNext(Operation.DELETE, () -> {
+            deleteArrived.countDown();
+            awaitQuietly(mayAnswer, 20_000);
+        });
+        r.releaseAfter(lease, Duration.ofMillis(50));
+        assertThat(deleteArrived.await(10, TimeUnit.SECONDS)).isTrue();
+        Thread releasing = deleting.get();
+        assertThat(releasing).as("the thread sending the deferred release's DELETE").isNotNull();
+
+        AtomicReference<Thread> closing = new AtomicReference<>();
+        CompletableFuture<Void> close = CompletableFuture.runAsync(() -> {
+            closing.set(Thread.currentThread());
+            r.close();
+        });
+        try {
+            // close() has done all it does before it waits (a timed wait, for the refresher or the releases in flight)
+            long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (closing.get() == null || closing.get().getState() != Thread.State.TIMED_WAITING) {
+                assertThat(System.nanoTime() - end).as("close() reached its wait").isNegative();
+                Thread.sleep(5);
+            }
+            assertThat(close).as("close() returned while our release's DELETE was held").isNotDone();
+            assertThat(releasing.isInterrupted()).as("close() interrupted the release it waits for").isFalse();
+        } finally {
+            mayAnswer.countDown();
+        }
+        close.get(30, TimeUnit.SECONDS);
         assertThat(object("report")).as("close() returned: our object must be gone").isNull();
     }
 

@@ -48,7 +48,12 @@ abstract class EmulatorTestBase {
 
     /** A registry with short TTL and backoff, as tests need; {@code custom} may change anything. */
     GcsLockRegistry registry(Consumer<GcsLockRegistry.Builder> custom) {
-        GcsLockRegistry.Builder b = GcsLockRegistry.builder(storage, BUCKET)
+        return registry(storage, custom);
+    }
+
+    /** As {@link #registry(Consumer)}, through {@code client} (one of the test's own, e.g. with a {@link HookedTransport}). */
+    GcsLockRegistry registry(Storage client, Consumer<GcsLockRegistry.Builder> custom) {
+        GcsLockRegistry.Builder b = GcsLockRegistry.builder(client, BUCKET)
                 .ttl(TTL)
                 .refreshInterval(REFRESH)
                 .operationTimeout(Duration.ofMillis(500))

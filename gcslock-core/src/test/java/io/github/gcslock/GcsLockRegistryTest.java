@@ -7,13 +7,16 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Lock;
+import java.util.function.LongSupplier;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -527,6 +530,49 @@ class GcsLockRegistryTest extends EmulatorTestBase {
         next.release();
         assertThat(object("job")).isNull();
         assertThat(other.tryAcquire("job")).as("the name is free once released").isPresent();
+    }
+
+    /**
+     * DESIGN.md rule 13 against rule 17's reentry, which looks at the owner's hold and then counts a nested one in, in
+     * two steps. The interleaving: the owner's thread asks for the name again and finds its hold (count 1); before it
+     * counts itself in, another thread gives that outermost hold back with {@code releaseAfter} (count 0, nobody owns
+     * the name). Counting in without looking again gave the owner a nested hold of a name whose delayed release was
+     * already under way: the "hold at least" job would run again inside the hold. The race is put exactly there
+     * through the registry's ticker, which the reentry reads (the lease's health check) between its two steps.
+     */
+    @Test
+    void aReleaseAfterOnAnotherThreadRacingTheOwnersReentryLeavesTheOwnerNoHold() throws Exception {
+        AtomicReference<Runnable> betweenLookAndCount = new AtomicReference<>();
+        LongSupplier ticker = () -> {
+            Runnable race = betweenLookAndCount.get();
+            if (race != null && insideReentry() && betweenLookAndCount.compareAndSet(race, null)) {
+                race.run();
+            }
+            return System.nanoTime();
+        };
+        GcsLockRegistry r = registry(b -> b.ticker(ticker));
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        betweenLookAndCount.set(() -> {
+            try {
+                // another thread of the process (the owner handed its lease over) gives the outermost hold back now
+                CompletableFuture.runAsync(() -> r.releaseAfter(lease, Duration.ofSeconds(30))).get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+
+        Optional<Lease> nested = r.tryAcquire("job");
+
+        assertThat(betweenLookAndCount.get()).as("the releaseAfter ran between the reentry's look and its count").isNull();
+        assertThat(nested).as("the owner's nested tryAcquire, its hold given back by releaseAfter meanwhile").isEmpty();
+        assertThat(lease.isHealthy()).as("kept for the delay").isTrue();
+        assertThat(object("job")).isNotNull();
+    }
+
+    /** Whether the calling thread is inside LocalHolds#reenter (between its look at the hold and its count). */
+    private static boolean insideReentry() {
+        return StackWalker.getInstance().walk(frames -> frames.anyMatch(f ->
+                f.getClassName().equals(LocalHolds.class.getName()) && f.getMethodName().equals("reenter")));
     }
 
     /** Rule 13 with a nested hold still open: the thread keeps the name until its inner hold ends, not after. */
