@@ -25,7 +25,11 @@ class ReleaseInFlightTest extends EmulatorTestBase {
      */
     @Test
     void aSecondReleaseReturnsOnlyWhenTheReleaseInFlightHasEnded() throws Exception {
-        GcsLockRegistry r = registry();
+        // The held DELETE must stay in flight through the 500 ms look at the second release(): with the tests' default
+        // operation timeout (500 ms) it timed out and its retry deleted the object while the test still slept, so the
+        // second release() rightly returned before the look (failed once in a gcslock-core verify under load).
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
+                .operationTimeout(Duration.ofSeconds(5)));
         Lease lease = r.tryAcquire("job").orElseThrow();
         CountDownLatch deleteArrived = new CountDownLatch(1);
         CountDownLatch letGo = new CountDownLatch(1);
