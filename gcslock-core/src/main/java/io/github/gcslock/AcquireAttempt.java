@@ -51,8 +51,22 @@ final class AcquireAttempt {
         /** The proven lower bound of GCS time, or null before any reply (for the waiting pace). */
         Instant estimatedGcsNowOrNull();
 
-        /** Throws "closed" if the registry was closed meanwhile (an attempt that waited, before it creates: rule 14). */
-        void checkOpen(String name);
+        /**
+         * A create of {@code name} is about to be sent on this thread (rule 14): throws "closed" if the registry is
+         * closed, else counts the create in flight until {@link #endCreate} — close() waits for it, so that no
+         * object of ours lands after close() returned. In one step with close()'s own: either close() finds it, or
+         * it finds the registry closed and nothing is sent.
+         */
+        CreateInFlight beginCreate(String name);
+
+        /** Ends {@code create} (its outcome is known, and its lease handed out or its object deleted again). Idempotent. */
+        void endCreate(CreateInFlight create);
+    }
+
+    /** A create counted in flight ({@link Engine#beginCreate}): close() waits until it has ended (rule 14). */
+    static final class CreateInFlight {
+        final Thread thread = Thread.currentThread();
+        final java.util.concurrent.CountDownLatch ended = new java.util.concurrent.CountDownLatch(1);
     }
 
     private final String bucket;
@@ -88,9 +102,18 @@ final class AcquireAttempt {
      * @param held    another process holds it (seen, or known from a refused create)
      * @param sawFree the attempt saw the name free at some point (no object, or it deleted a stale one)
      */
-    record Result(GcsLease lease, LockInfo holder, boolean held, boolean sawFree) {
+    record Result(GcsLease lease, LockInfo holder, boolean held, boolean sawFree, CreateInFlight create) {
+        Result(GcsLease lease, LockInfo holder, boolean held, boolean sawFree) {
+            this(lease, holder, held, sawFree, null);
+        }
+
         static Result acquired(GcsLease lease, boolean sawFree) {
             return new Result(lease, null, false, sawFree);
+        }
+
+        /** The lease of the create {@code create}, still in flight until the lease is handed out (rule 14). */
+        static Result created(GcsLease lease, boolean sawFree, CreateInFlight create) {
+            return new Result(lease, null, false, sawFree, create);
         }
 
         static Result heldBy(LockInfo holder, boolean sawFree) {
@@ -289,13 +312,18 @@ final class AcquireAttempt {
         // When this attempt's own DELETE (a stale takeover, a leaked retake) returned: its create waits a write
         // window after it (rule 21), or GCS answers 429 and the client retries it several times.
         Long ownDeleteEnded = null;
+        // Rule 16: our DELETE of an object we read (a stale takeover, a leaked retake) was refused, so the object
+        // changed since that read: most likely held again (refreshed, or taken by another contender). Read it next, as
+        // a look at a name seen held, instead of a create that would be refused and need the read anyway.
+        boolean readNext = false;
         for (int i = 0; i <= MAX_IMMEDIATE_RETRIES; i++) {
             long sent = nanoTime.getAsLong();
             Instant now = clock.instant();
             Blob current = null;
-            if (i == 0 && readFirst) {
+            if ((i == 0 && readFirst) || readNext) {
                 // Rule 16, read first: the name was last seen held by another process, so it most likely still
                 // is; one read tells (a create would be refused and need a read anyway).
+                readNext = false;
                 current = store.read(id);
                 sawFree = current == null;
             }
@@ -315,6 +343,11 @@ final class AcquireAttempt {
                     now = clock.instant();
                     sent = nanoTime.getAsLong();
                 }
+                // Rule 14: counted in flight from here until its lease is handed out or its object deleted again, so
+                // that close() waits for it; refused here once the registry is closed (an attempt that began before
+                // close() and read meanwhile would otherwise create after close() returned, its object landing then).
+                CreateInFlight flight = engine.beginCreate(name);
+                boolean handedOn = false;
                 try {
                     Blob created = creator.create(
                             LockObject.newLockObject(bucket, id.getName(), me, leaseId, ttl, now, engine.estimatedGcsNow().plus(ttl)));
@@ -323,8 +356,10 @@ final class AcquireAttempt {
                         unknownCreates.record(sent); // if its delete failed, the object is ours, written at `sent`
                         continue;
                     }
-                    return Result.acquired(lease, sawFree);
+                    handedOn = true;
+                    return Result.created(lease, sawFree, flight);
                 } catch (StorageException e) {
+                    engine.endCreate(flight); // answered or failed: nothing of this create left to hand out
                     lastCreateEnded = nanoTime.getAsLong();
                     if (e.getCode() != 412) {
                         if (e.getCode() == 404) {
@@ -352,6 +387,10 @@ final class AcquireAttempt {
                         // young a moment ago); it is not ours (this create was one request, refused, and no
                         // create of ours is of unknown outcome). Refusing is always safe; reading is for liveness.
                         return Result.refusedUnread(sawFree);
+                    }
+                } finally {
+                    if (!handedOn) {
+                        engine.endCreate(flight); // after arrivedPastItsDeadline's delete, or whatever was thrown
                     }
                 }
                 // 412: the object exists. Read it once to learn whose it is and when it was last written.
@@ -403,6 +442,8 @@ final class AcquireAttempt {
                 sawFree |= gone;
                 if (gone) {
                     ownDeleteEnded = nanoTime.getAsLong();
+                } else {
+                    readNext = true;
                 }
                 continue;
             }
@@ -415,6 +456,8 @@ final class AcquireAttempt {
                     log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
                             seen.updated(), seen.ttl());
                     engine.tookOver(name, seen);
+                } else {
+                    readNext = true;
                 }
                 continue;
             }
@@ -493,7 +536,7 @@ final class AcquireAttempt {
      * ago, the DELETE that handed the name to a waiter of this process, a forced delete, an earlier attempt's
      * takeover) was a write to it, so the create waits out the window after that call's end; GCS would answer 429 and
      * the client retry it (4 requests for one reacquire right after a release). Whether it waited. A registry closed
-     * meanwhile fails the attempt before it creates (a create after close() returned would leave its object behind).
+     * meanwhile fails the attempt before it creates ({@link Engine#beginCreate}, rule 14).
      */
     private boolean awaitWriteWindowAfterAnEarlierDelete(String name, LockStore store, BlobId id) {
         Long ended = store.lastDeleteEnded(id);
@@ -501,7 +544,6 @@ final class AcquireAttempt {
             return false;
         }
         awaitWriteWindow(ended);
-        engine.checkOpen(name);
         return true;
     }
 

@@ -191,7 +191,7 @@ final class Acquirer {
             }
             if (result.lease() != null) {
                 acquired = true;
-                return Optional.of(issuer.own(slot, result.lease()));
+                return Optional.of(issuer.own(slot, result.lease(), result.create()));
             }
             listeners.notAcquired(name, result.holder());
             return Optional.empty();
@@ -324,7 +324,7 @@ final class Acquirer {
                             lastError != null && lastError.getCode() == 429);
                     if (result.lease() != null) {
                         acquired = true;
-                        return issuer.own(slot, result.lease());
+                        return issuer.own(slot, result.lease(), result.create());
                     }
                     holder = result.holder();
                     held = result.held();

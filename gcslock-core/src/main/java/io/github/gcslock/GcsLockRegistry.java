@@ -318,7 +318,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * Releases every held lease (deleting their lock objects) and stops refreshing; wakes every waiting acquire (it
      * fails), also one queued behind another call of the same name. Returns when every release in flight has ended —
      * also the ones running on application threads, hold-at-least releases, and the delete of a lease whose create
-     * raced this close() — waiting for them (never for a listener) at most eight operation timeouts and four write
+     * raced this close() — and every create in flight on another thread has ended (its lease handed out and released,
+     * or its object deleted again); no create is sent once it has begun. It waits for them (for a listener only where
+     * one runs on an acquiring thread between its create and the hand-out) at most eight operation timeouts and four write
      * windows in all: one release's worst case (a renewal in flight, then a DELETE meeting 429 and 412). The releases of
      * the leases held when it began run on the calling thread first, one after another, each bounded likewise.
      * Idempotent: a second call returns when the first has.

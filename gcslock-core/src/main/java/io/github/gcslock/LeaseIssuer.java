@@ -39,6 +39,11 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      */
     private final Object lifecycle = new Object();
     private volatile boolean closed;
+    /**
+     * Creates sent, or about to be, whose lease is not handed out yet and whose object is not deleted again (rule 14);
+     * guarded by {@link #lifecycle}. close() waits for them: an object of ours must not land after close() returned.
+     */
+    private final java.util.Set<AcquireAttempt.CreateInFlight> creates = new java.util.HashSet<>();
     /** Counted down when the first close() has finished, for a second one to wait on. */
     private final java.util.concurrent.CountDownLatch closeDone = new java.util.concurrent.CountDownLatch(1);
 
@@ -62,8 +67,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     }
 
     /** Throws if the registry is closed (a call for {@code name} under way: it fails with "closed"). */
-    @Override
-    public void checkOpen(String name) {
+    void checkOpen(String name) {
         if (closed) {
             throw closedException(name);
         }
@@ -75,6 +79,25 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      * here and the lock object deleted, so a lease that is not handed out never stays behind.
      */
     Lease own(LocalSlot slot, GcsLease lease) {
+        return own(slot, lease, null);
+    }
+
+    /**
+     * As {@link #own(LocalSlot, GcsLease)}, for the lease of {@code create} (null: an adopted object), which ends once
+     * the lease is registered or its object deleted again — before any listener is told (rule 14: close() waits for a
+     * create in flight, never for a listener told after it).
+     */
+    Lease own(LocalSlot slot, GcsLease lease, AcquireAttempt.CreateInFlight create) {
+        try {
+            return ownAndEnd(slot, lease, create);
+        } finally {
+            if (create != null) {
+                endCreate(create); // if ownAndEnd threw before it ended the create
+            }
+        }
+    }
+
+    private Lease ownAndEnd(LocalSlot slot, GcsLease lease, AcquireAttempt.CreateInFlight create) {
         Runnable tellAcquired = null;
         Long before = null;
         synchronized (lifecycle) {
@@ -91,9 +114,18 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // The create raced close(): close() has already released its snapshot of the held leases and
             // stopped the refresher, so nobody would refresh or release this one. Delete it now.
             log.info("lock '{}': the registry was closed while the lock was being acquired; deleting it again", lease.name());
-            release.deleteUnhandedOut(lease);
+            try {
+                release.deleteUnhandedOut(lease);
+            } finally {
+                if (create != null) {
+                    endCreate(create); // its object deleted (or given up): close() may return now
+                }
+            }
             slot.permit.release();
             throw closedException(lease.name());
+        }
+        if (create != null) {
+            endCreate(create); // registered: in close()'s snapshot, or close() will find it (rule 14)
         }
         log.debug("lock '{}' acquired, fencing token {}", lease.name(), lease.fencingToken());
         if (before != null) {
@@ -173,6 +205,11 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             long deadline = release.nanoTime() + releaseBound.toNanos();
             keeper.close(releaseBound); // from the same moment as the deadline: the remaining time is the whole bound
             release.yieldPoint("close(): refresher closed");
+            // The creates in flight first: one that ends by deleting its object counts as a release until then.
+            if (!awaitCreates(deadline)) {
+                log.warn("gave up waiting {} for lock acquisitions whose create was in flight at close", releaseBound);
+            }
+            release.yieldPoint("close(): creates in flight done");
             if (!release.awaitReleases(deadline)) {
                 log.warn("gave up waiting {} for lock releases in progress at close", releaseBound);
             }
@@ -201,6 +238,52 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     }
 
     // ------------------------------------------------------------------ what an attempt and a lease ask
+
+    @Override
+    public AcquireAttempt.CreateInFlight beginCreate(String name) {
+        synchronized (lifecycle) {
+            if (closed) {
+                throw closedException(name);
+            }
+            AcquireAttempt.CreateInFlight create = new AcquireAttempt.CreateInFlight();
+            creates.add(create);
+            return create;
+        }
+    }
+
+    @Override
+    public void endCreate(AcquireAttempt.CreateInFlight create) {
+        synchronized (lifecycle) {
+            creates.remove(create);
+        }
+        create.ended.countDown();
+    }
+
+    /**
+     * Rule 14: waits until no create is in flight on another thread (each ends once its lease is handed out, or its
+     * object deleted again because the registry closed meanwhile), until {@code deadlineNanos} of the runtime's clock,
+     * whatever the interrupt flag says. A create on the calling thread itself (close() called by a listener of that
+     * create's request) is not waited for: it cannot end while this waits. Returns whether none is left.
+     */
+    private boolean awaitCreates(long deadlineNanos) {
+        while (true) {
+            AcquireAttempt.CreateInFlight running = null;
+            synchronized (lifecycle) {
+                for (AcquireAttempt.CreateInFlight create : creates) {
+                    if (create.thread != Thread.currentThread()) {
+                        running = create;
+                        break;
+                    }
+                }
+            }
+            if (running == null) {
+                return true;
+            }
+            if (!release.awaitIgnoringInterrupts(running.ended, deadlineNanos)) {
+                return false;
+            }
+        }
+    }
 
     @Override
     public GcsLease newLease(String name, Blob object, String leaseId, Instant acquiredAt, long sentNanos, LeaseTiming timing) {

@@ -288,7 +288,7 @@ final class LeaseRelease {
      * Waits for {@code done} until {@code endNanos} of the runtime's clock (real time, or a test's virtual time),
      * whatever interrupts come; the flag is given back. True if it was counted down.
      */
-    private boolean awaitIgnoringInterrupts(CountDownLatch done, long endNanos) {
+    boolean awaitIgnoringInterrupts(CountDownLatch done, long endNanos) {
         boolean interrupted = false;
         try {
             while (true) {

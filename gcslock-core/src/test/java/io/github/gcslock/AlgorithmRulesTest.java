@@ -111,6 +111,28 @@ class AlgorithmRulesTest extends EmulatorTestBase {
     }
 
     /**
+     * Rule 16 after a refused takeover: the DELETE met 412, so the object changed since our read (its holder refreshed);
+     * the next request is a read of it, never a create that GCS would refuse and that would need the read anyway. Found
+     * by {@code EngineInterleavingExplorerTest} (issue 29, long run, random seed 4650735212658955607 of the hostile
+     * programs: "p3's wait for 'y' [create 412, get 200, delete 412, create 412, get 200] sent 2 creates for 0 looks
+     * that found the name free").
+     */
+    @Test
+    void aRefusedTakeoverReadsTheObjectNextInsteadOfCreating() {
+        GcsLockRegistry r = registry();
+        plantForeignLock("job", Duration.ofMillis(300));
+        assertThat(r.tryAcquire("job")).isEmpty(); // first sight: not yet provably stale
+        sleep(450);
+        gcs.faults().beforeNext(Operation.DELETE, () -> foreignRefresh("job"));
+        gcs.faults().resetCounters();
+        assertThat(r.tryAcquire("job")).as("the holder refreshed inside our read-delete window").isEmpty();
+        assertThat(gcs.faults().requestCount(Operation.DELETE)).as("the takeover's DELETE").isEqualTo(1);
+        assertThat(inserts()).as("creates after the refused takeover").isZero();
+        // the look, the holder's own read inside foreignRefresh, then the object again after the refused DELETE
+        assertThat(reads()).as("reads").isEqualTo(3);
+    }
+
+    /**
      * Race: between our GET and our DELETE the stale object is replaced by a new holder's object whose
      * metageneration equals the one we saw (every new object starts at 1). A metageneration-only
      * precondition would delete the new holder's lock; the generation precondition prevents it.

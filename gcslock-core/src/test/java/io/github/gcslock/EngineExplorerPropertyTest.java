@@ -970,7 +970,9 @@ class EngineExplorerPropertyTest {
          * whose object is still its own.
          */
         private void checkOwnTtl(Lease l, Ttl ttl, String what) {
-            if (ttl.bad() || holds.stream().anyMatch(h -> h.leaseId.equals(l.leaseId()))) {
+            // A reentrant hold keeps the outer lease's TTL: known by its type, since the outer lease's call (another
+            // thread's background acquire of the same owner) may have returned without its hold in the model yet.
+            if (ttl.bad() || l instanceof ReentrantHold || holds.stream().anyMatch(h -> h.leaseId.equals(l.leaseId()))) {
                 return;
             }
             long expected = ttl.d == null ? TTL.toMillis() : ttl.d.toMillis();

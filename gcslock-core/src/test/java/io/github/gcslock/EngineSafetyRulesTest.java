@@ -234,11 +234,18 @@ class EngineSafetyRulesTest extends EmulatorTestBase {
      * close() began is not handed out, and its object is deleted.
      */
     @Test
-    void aCreateThatRacesCloseEndsWithItsObjectDeleted() {
-        GcsLockRegistry r = registry();
-        gcs.faults().beforeNext(Operation.INSERT, r::close);
+    void aCreateThatRacesCloseEndsWithItsObjectDeleted() throws Exception {
+        GcsLockRegistry r = registry(b -> b.operationTimeout(Duration.ofSeconds(5)));
+        // close() begins while the create is in flight (on another thread: close() waits for that create, rule 14)
+        java.util.concurrent.atomic.AtomicReference<java.util.concurrent.CompletableFuture<Void>> closing =
+                new java.util.concurrent.atomic.AtomicReference<>();
+        gcs.faults().beforeNext(Operation.INSERT, () -> {
+            closing.set(java.util.concurrent.CompletableFuture.runAsync(r::close));
+            sleep(300); // close() has marked the registry closed and waits for this create
+        });
         assertThatThrownBy(() -> r.tryAcquire("job")).isInstanceOf(IllegalStateException.class)
                 .hasMessageContaining("'job'").hasMessageContaining("closed");
+        closing.get().get(20, java.util.concurrent.TimeUnit.SECONDS);
         assertThat(object("job")).isNull();
         assertThat(r.heldLeases()).isEmpty();
         assertThatThrownBy(() -> r.acquire("job", Duration.ofSeconds(1))).isInstanceOf(IllegalStateException.class);

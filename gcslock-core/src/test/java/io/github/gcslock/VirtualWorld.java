@@ -68,6 +68,11 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     private final List<Task> tasks = new ArrayList<>();
     private final List<Actor> actors = new ArrayList<>();
     private final Set<Thread> threads = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** A request as its client sent it: its client (null: none), operation, object and virtual send time. */
+    record Send(String client, String op, String object, long sentNanos) {
+    }
+    /** Every request of the engine's threads, in the order sent. */
+    final List<Send> sends = java.util.Collections.synchronizedList(new ArrayList<>());
     /** Per thread, the decision on each of its GCS requests ("create deliver", "get 503", ...), in order. */
     final java.util.Map<Thread, List<String>> decisions = new java.util.concurrent.ConcurrentHashMap<>();
     /** Per thread, the GCS requests it sent ("create", "get", ...) and its timed sleeps on a latch ("sleep"), in order. */
@@ -195,6 +200,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         }
         long sent = now;
         log(Thread.currentThread().getName() + " sends " + request);
+        sends.add(new Send(InMemoryStorage.client(), request.op(), request.object(), sent));
         calls.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add(request.op());
         String client = InMemoryStorage.client();
         Yield y = new Yield(request.toString()) {

@@ -113,6 +113,21 @@ final class WireOracle {
         return false;
     }
 
+    /**
+     * A call's own requests end with the create that won (answered 200): what its registry sends of the name after that,
+     * until the call returns, is the new lease's (its refreshes, while a listener of the hand-out runs on the calling
+     * thread: found by the API explorer, jqwik seed 8282682026148659950, "[INSERT 200, PATCH 200, PATCH 200]" for a
+     * one-shot whose acquired listener blocked).
+     */
+    static List<LoggedRequest> untilWon(List<LoggedRequest> rs) {
+        for (int i = 0; i < rs.size(); i++) {
+            if (rs.get(i).operation() == Operation.INSERT && rs.get(i).status() == 200) {
+                return rs.subList(0, i + 1);
+            }
+        }
+        return rs;
+    }
+
     static Call callOf(LoggedRequest r, List<Call> calls, String name) {
         for (Call d : calls) {
             if (d.client.equals(r.client()) && name.equals(d.name) && d.contains(r.receivedNanos()) && d.registryStart - r.receivedNanos() <= 0) {
@@ -148,7 +163,7 @@ final class WireOracle {
                 continue;
             }
             String object = prefix + c.name;
-            List<LoggedRequest> mine = of(log, c.client, object, c.start, c.end);
+            List<LoggedRequest> mine = untilWon(of(log, c.client, object, c.start, c.end));
             boolean throttled = of(log, c.client, object, c.start - 3_000 * MS, c.end).stream()
                     .anyMatch(r -> r.status() == 429 || r.status() == 0 || r.status() >= 500 || r.replyLost());
             // a wait of zero is a one-shot too: refused, it throws LockNotAcquiredException (rule 16)
