@@ -2,6 +2,8 @@ package io.github.gcslock;
 
 import io.github.gcslock.EngineExplorerPropertyTest.Fault;
 import io.github.gcslock.EngineExplorerPropertyTest.Left;
+import io.github.gcslock.test.LoggedRequest;
+import io.github.gcslock.test.Operation;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
@@ -41,6 +43,45 @@ class ExplorerOracleTest {
         } finally {
             w.dispose();
         }
+    }
+
+    /**
+     * {@link WireOracle#checkOwnCreates} (rule 3, the API explorer's aimed fault CREATE_REPLY_LOST_IN_A_CUT_OFF and the
+     * lost create replies) on request logs whose verdict is known. A wait whose create committed with its reply lost and
+     * whose read found that object ours 700 ms after it reached GCS (the refresh interval is 300 ms): confirmed by a PATCH
+     * before the hand-out, no find; handed out without one, a find; deleted as a leak and created again, a find. Found
+     * ours 50 ms after the create (the client's own retry), it needs no PATCH.
+     */
+    @Test
+    void theWireOracleHoldsAnAdoptedCreateOfOurOwnToRule3() {
+        String l = "lease-1";
+        assertThat(ownCreates(l, new Object[][] {{Operation.INSERT, 10, 200, l}, {Operation.GET, 710, 200, l}, {Operation.PATCH, 720, 200, l}}))
+                .as("adopted after 700 ms, confirmed by a PATCH").isEmpty();
+        assertThat(ownCreates(l, new Object[][] {{Operation.INSERT, 10, 200, l}, {Operation.GET, 710, 200, l}}))
+                .singleElement().asString().contains("without confirming it by a PATCH");
+        assertThat(ownCreates(l, new Object[][] {{Operation.INSERT, 10, 200, l}, {Operation.INSERT, 40, 412, null},
+                {Operation.GET, 60, 200, l}})).as("adopted at once: no PATCH needed").isEmpty();
+        assertThat(ownCreates(l, new Object[][] {{Operation.INSERT, 10, 200, l}, {Operation.INSERT, 40, 412, null},
+                {Operation.GET, 60, 200, l}, {Operation.DELETE, 80, 204, l}, {Operation.INSERT, 90, 200, l}}))
+                .singleElement().asString().contains("deleted the object its own create had written");
+    }
+
+    /** The verdicts of WireOracle.checkOwnCreates on one wait of 'a' (TTL 2 s) that acquired lease {@code leaseId}, given its requests. */
+    private static java.util.List<String> ownCreates(String leaseId, Object[][] requests) {
+        WireOracle.Call c = new WireOracle.Call(WireOracle.Kind.WAIT, 0, "p0", "P0-0", 0, "a", 2_000, 4_000, false, "a wait of 'a'");
+        c.leaseId = leaseId;
+        c.ended(true, null);
+        c.end = c.start + 2_000 * WireOracle.MS;
+        java.util.List<LoggedRequest> log = new java.util.ArrayList<>();
+        for (Object[] r : requests) {
+            long at = c.start + (int) r[1] * WireOracle.MS;
+            java.util.Map<String, String> meta = r[3] == null ? java.util.Map.of() : java.util.Map.of("gcslock-lease", (String) r[3]);
+            log.add(new LoggedRequest("p0", (Operation) r[0], "bucket", "gcslock/a", at, at + WireOracle.MS, (int) r[2], false, false,
+                    null, 0, meta, null));
+        }
+        java.util.List<String> found = new java.util.ArrayList<>();
+        WireOracle.checkOwnCreates(java.util.List.of(c), log, "gcslock/", ttlMs -> 300, x -> false, found::add);
+        return found;
     }
 
     /**

@@ -48,6 +48,8 @@ final class WireOracle {
          * Between the call's end and that moment the name is held in its registry while the model does not show it.
          */
         volatile boolean settled;
+        /** The lease an acquiring call returned (its lease id), or null. */
+        volatile String leaseId;
         final String what;
 
         Call(Kind kind, int proc, String client, String owner, long registryStart, String name, long ttlMs, long waitMs,
@@ -158,8 +160,14 @@ final class WireOracle {
      * world, the log of its bucket, and the prefix of its object names.
      */
     static void checkEconomy(List<Call> calls, List<LoggedRequest> log, String prefix, boolean clean, Consumer<String> violation) {
+        checkEconomy(calls, log, prefix, clean, c -> true, violation);
+    }
+
+    /** As above, judging only the calls {@code judged} accepts (every call is context all the same: overlaps, earlier looks). */
+    static void checkEconomy(List<Call> calls, List<LoggedRequest> log, String prefix, boolean clean, java.util.function.Predicate<Call> judged,
+            Consumer<String> violation) {
         for (Call c : calls) {
-            if (c.end == Long.MAX_VALUE || c.name == null || c.heldAtStart || overlapped(c, calls)) {
+            if (c.end == Long.MAX_VALUE || c.name == null || c.heldAtStart || !judged.test(c) || overlapped(c, calls)) {
                 continue;
             }
             String object = prefix + c.name;
@@ -185,6 +193,62 @@ final class WireOracle {
                     violation.accept(c + " made no request, and no waiting call of its registry on the name came before it"
                             + " (rule 16: only an earlier waiting call's look paces a wait; a one-shot look paces none)");
                 }
+            }
+        }
+    }
+
+    /**
+     * Rule 3, on every acquiring call (one-shot or wait) that returned a lease, whose registry was not closing and that
+     * no other call of its registry on the name overlapped: our own create found after a lost reply is adopted, never
+     * deleted as a leak and created again -- the call deleted no object carrying its own lease id before that object
+     * could be past its deadline (rule 11's delete and create afresh: the deadline span counts from the earliest create of
+     * the call, so not before {@code 0.8 TTL} after the call began); and an adopted create older than one refresh
+     * interval is confirmed by a PATCH before it is handed out: after the call's last committed create of its lease id,
+     * a read that found that object ours ({@code intervalMs} or more after the create reached GCS, so at least that long
+     * after its send) is followed by a PATCH of the call. {@code intervalMs} gives a call's refresh interval from its TTL
+     * in milliseconds; {@code closingBefore} whether the call's registry began closing before the call ended.
+     */
+    static void checkOwnCreates(List<Call> calls, List<LoggedRequest> log, String prefix, java.util.function.LongUnaryOperator intervalMs,
+            java.util.function.Predicate<Call> closingBefore, Consumer<String> violation) {
+        for (Call c : calls) {
+            if (!c.acquired || c.leaseId == null || c.end == Long.MAX_VALUE || c.name == null || c.heldAtStart || c.ttlMs <= 0
+                    || (c.kind != Kind.ONE_SHOT && c.kind != Kind.WAIT) || overlapped(c, calls) || closingBefore.test(c)) {
+                continue;
+            }
+            List<LoggedRequest> mine = of(log, c.client, prefix + c.name, c.start, c.end);
+            long span = c.ttlMs * 4 / 5 * MS;
+            for (LoggedRequest r : mine) {
+                if (r.operation() == Operation.DELETE && r.status() / 100 == 2 && c.leaseId.equals(r.metadata().get("gcslock-lease"))
+                        && r.receivedNanos() - c.start < span - 50 * MS) {
+                    violation.accept(c + " deleted the object its own create had written (lease " + c.leaseId + ") "
+                            + (r.receivedNanos() - c.start) / MS + " ms after it began, then acquired: " + ops(mine)
+                            + " (rule 3: our own create, found after a lost reply, is adopted)");
+                    break;
+                }
+            }
+            int w = -1;
+            for (int i = 0; i < mine.size(); i++) {
+                LoggedRequest r = mine.get(i);
+                if (r.operation() == Operation.INSERT && r.status() / 100 == 2 && c.leaseId.equals(r.metadata().get("gcslock-lease"))) {
+                    w = i;
+                }
+            }
+            if (w < 0) {
+                continue;
+            }
+            for (int g = w + 1; g < mine.size(); g++) {
+                LoggedRequest read = mine.get(g);
+                if (read.operation() != Operation.GET || read.status() != 200 || !c.leaseId.equals(read.metadata().get("gcslock-lease"))) {
+                    continue;
+                }
+                long age = read.answeredNanos() - mine.get(w).receivedNanos();
+                boolean patched = mine.subList(g + 1, mine.size()).stream().anyMatch(r -> r.operation() == Operation.PATCH);
+                if (age >= (intervalMs.applyAsLong(c.ttlMs) + 5) * MS && !patched) {
+                    violation.accept(c + " adopted its own create " + age / MS + " ms after the create reached GCS (more than a refresh"
+                            + " interval, " + intervalMs.applyAsLong(c.ttlMs) + " ms) without confirming it by a PATCH: " + ops(mine)
+                            + " (rule 3: an adopted create older than a refresh interval is confirmed by a guarded PATCH)");
+                }
+                break;
             }
         }
     }
