@@ -107,10 +107,6 @@ final class AcquireAttempt {
             this(lease, holder, held, sawFree, null);
         }
 
-        static Result acquired(GcsLease lease, boolean sawFree) {
-            return new Result(lease, null, false, sawFree);
-        }
-
         /** The lease of the create {@code create}, still in flight until the lease is handed out (rule 14). */
         static Result created(GcsLease lease, boolean sawFree, CreateInFlight create) {
             return new Result(lease, null, false, sawFree, create);
@@ -136,6 +132,35 @@ final class AcquireAttempt {
         private long earliestSentNanos;
         /** A create of an earlier call (another lease id) may still commit (ContentionHistory). */
         private boolean earlierCall;
+        /**
+         * The flight of this call's first create whose outcome is unknown (rule 14): kept open until the call has
+         * adopted that object (handed out), deleted it, or ended, so that close() waits for the call meanwhile.
+         */
+        private CreateInFlight kept;
+
+        /** Keeps {@code flight} open for the call (the first one kept; one is enough for close()), or ends it. */
+        void keep(CreateInFlight flight, java.util.function.Consumer<CreateInFlight> end) {
+            if (kept == null) {
+                kept = flight;
+            } else if (kept != flight) {
+                end.accept(flight);
+            }
+        }
+
+        /** The flight kept open, handed to whoever ends it now (the hand-out of an adopted object); null if none. */
+        CreateInFlight takeKept() {
+            CreateInFlight flight = kept;
+            kept = null;
+            return flight;
+        }
+
+        /** Ends the flight kept open, if any: the call has deleted the object or ended. */
+        void endKept(java.util.function.Consumer<CreateInFlight> end) {
+            CreateInFlight flight = takeKept();
+            if (flight != null) {
+                end.accept(flight);
+            }
+        }
 
         void earlierCallMayCommit() {
             earlierCall = true;
@@ -354,12 +379,27 @@ final class AcquireAttempt {
                     GcsLease lease = engine.newLease(name, created, leaseId, now, sent, timing);
                     if (arrivedPastItsDeadline(lease, created, store)) {
                         unknownCreates.record(sent); // if its delete failed, the object is ours, written at `sent`
+                        unknownCreates.keep(flight, engine::endCreate);
+                        handedOn = true;
                         continue;
                     }
+                    // This create won, so no earlier create of the call left an object (it would have been refused):
+                    // nothing of theirs is left for close() to wait for.
+                    unknownCreates.endKept(engine::endCreate);
                     handedOn = true;
                     return Result.created(lease, sawFree, flight);
                 } catch (StorageException e) {
-                    engine.endCreate(flight); // answered or failed: nothing of this create left to hand out
+                    // A create whose outcome is unknown (a lost reply, a timeout; a 412 through the retrying client,
+                    // which may be from its own retry) may have left an object of ours that this call must still adopt
+                    // or delete: it stays in flight until then (rule 14). Any other answer leaves nothing to hand out.
+                    boolean unknown = e.getCode() == 412 ? !singleTry
+                            : e.getCode() != 404 && !(singleTry && e.getCode() == 429);
+                    if (unknown) {
+                        unknownCreates.keep(flight, engine::endCreate);
+                        handedOn = true;
+                    } else {
+                        engine.endCreate(flight);
+                    }
                     lastCreateEnded = nanoTime.getAsLong();
                     if (e.getCode() != 412) {
                         if (e.getCode() == 404) {
@@ -424,7 +464,7 @@ final class AcquireAttempt {
                         continue;
                     }
                     log.debug("lock '{}': adopted our own create whose reply was lost, after confirming it", name);
-                    return Result.acquired(lease, sawFree);
+                    return Result.created(lease, sawFree, unknownCreates.takeKept());
                 }
                 GcsLease lease = engine.newLease(name, current, leaseId, now, writtenFrom, timing);
                 if (arrivedPastItsDeadline(lease, current, store)) {
@@ -432,7 +472,7 @@ final class AcquireAttempt {
                     continue;
                 }
                 log.debug("lock '{}': adopted our own create whose reply was lost", name);
-                return Result.acquired(lease, sawFree);
+                return Result.created(lease, sawFree, unknownCreates.takeKept());
             }
             if (me.owner().equals(owner) && !engine.isLive(currentLease)) {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):

@@ -184,15 +184,23 @@ final class Acquirer {
                 // with an error (an outage's 503s), a read now would fail alike, and would only double the call's
                 // requests and failures; such an object, if any, stays for its TTL (or until we retake it, rule 4).
                 boolean answered = ended instanceof StorageException se && se.getCode() > 0;
-                if (unknownCreates.ofThisCall() && !answered) {
-                    attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing).singleTry());
+                try {
+                    if (unknownCreates.ofThisCall() && !answered) {
+                        attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing).singleTry());
+                    }
+                } finally {
+                    unknownCreates.endKept(issuer::endCreate); // rule 14: close() waited for this call until here
                 }
                 throw ended;
+            } catch (Error e) {
+                unknownCreates.endKept(issuer::endCreate);
+                throw e;
             }
             if (result.lease() != null) {
                 acquired = true;
                 return Optional.of(issuer.own(slot, result.lease(), result.create()));
             }
+            unknownCreates.endKept(issuer::endCreate); // not acquired: nothing of ours to adopt (before the listeners)
             listeners.notAcquired(name, result.holder());
             return Optional.empty();
         } catch (StorageException e) {
@@ -257,6 +265,10 @@ final class Acquirer {
                 attempts.deleteOwnUnknownCreate(name, leaseId, context.storeFor(timing));
             }
             throw ended;
+        } finally {
+            // Rule 14: a create of unknown outcome kept this call in flight for close() until its object was adopted
+            // (the hand-out ended it) or deleted above, or the call ended any other way.
+            unknownCreates.endKept(issuer::endCreate);
         }
     }
 
