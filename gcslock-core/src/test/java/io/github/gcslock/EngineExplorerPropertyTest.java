@@ -331,7 +331,7 @@ class EngineExplorerPropertyTest {
         LATE_REFRESH_THEN_CLOSE,
         /** Someone else changes the lease's object (its metadata, not its owner): the lease must be lost by its deadline (rule 8). */
         FOREIGN_CHANGE,
-        /** As {@link #FOREIGN_CHANGE}, then the lease is released: its object, still ours, is deleted (rule 12). */
+        /** As {@link #FOREIGN_CHANGE} (lost by its deadline), then the lease is released: its object, still ours, is deleted (rule 12). */
         FOREIGN_CHANGE_THEN_RELEASE,
         /** Someone else rewrites the lease's object as theirs (same generation), then the lease is released: theirs stays (rule 12). */
         FOREIGN_REWRITE_THEN_RELEASE,
@@ -1945,10 +1945,11 @@ class EngineExplorerPropertyTest {
         }
 
         /**
-         * Someone else writes the lease's object (same generation): its metadata only, or rewritten as theirs. Then either
-         * the lease must be lost by its deadline (its refresh meets 412 and finds no refresh of ours in the object: rule 8;
-         * a lease whose refreshes come too rarely, TTL over 3 s, is not judged), or it is released: a release that meets 412
-         * deletes the object if it is still ours (owner, lease, generation) and leaves someone else's (rule 12).
+         * Someone else writes the lease's object (same generation): its metadata only, or rewritten as theirs. After a change
+         * of its metadata the lease must be lost by its deadline (its refresh meets 412 and finds no refresh of ours in the
+         * object: rule 8; a lease whose refreshes come too rarely, TTL over 3 s, is not judged). Then, drawn, it is released:
+         * a release that meets 412 deletes the object if it is still ours (owner, lease, generation) and leaves someone
+         * else's (rule 12).
          */
         void foreignChange(Proc p, String name, boolean rewrite, boolean release) {
             Hold h = aimTarget(p, name);
@@ -1977,6 +1978,18 @@ class EngineExplorerPropertyTest {
                 return; // the holder wrote it first (412), or a global fault: whether it changed is unknown
             }
             h.forced = true; // no longer protected: someone else wrote its object (the holder finds out at its next refresh)
+            Duration ttl = ttlOf(h);
+            if (!rewrite && ttl.compareTo(Duration.ofSeconds(3)) <= 0) {
+                long until = changed + ttl.toNanos() + TimeUnit.MILLISECONDS.toNanos(300);
+                while (h.lease.isHealthy() && System.nanoTime() - until < 0) {
+                    sleep(20);
+                }
+                if (h.lease.isHealthy() && !h.releasing && !h.released) {
+                    violation(h + " is still healthy " + (System.nanoTime() - changed) / 1_000_000 + " ms after someone else changed its"
+                            + " object (TTL " + ttl.toMillis() + " ms) (rule 8: a refresh adopts only a write of ours; one that meets"
+                            + " someone else's declares the lease lost)");
+                }
+            }
             if (release) {
                 releaseHold(h, false);
                 boolean deletedTheirs = rewrite && GCS.faults().requestLog().stream().anyMatch(q -> bucket.equals(q.bucket())
@@ -1986,20 +1999,6 @@ class EngineExplorerPropertyTest {
                     violation("release " + h + " deleted the object someone else had rewritten as theirs (lease " + foreignLease
                             + ", same generation) (rule 12: a release that meets 412 deletes the object only if it is still ours)");
                 }
-                return;
-            }
-            Duration ttl = ttlOf(h);
-            if (ttl.compareTo(Duration.ofSeconds(3)) > 0) {
-                return;
-            }
-            long until = changed + ttl.toNanos() + TimeUnit.MILLISECONDS.toNanos(300);
-            while (h.lease.isHealthy() && System.nanoTime() - until < 0) {
-                sleep(20);
-            }
-            if (h.lease.isHealthy() && !h.releasing && !h.released) {
-                violation(h + " is still healthy " + (System.nanoTime() - changed) / 1_000_000 + " ms after someone else changed its"
-                        + " object (TTL " + ttl.toMillis() + " ms) (rule 8: a refresh adopts only a write of ours; one that meets"
-                        + " someone else's declares the lease lost)");
             }
         }
 
