@@ -478,24 +478,26 @@ final class AcquireAttempt {
                 // Ours from a lease this process no longer has (a release that failed, a crashed thread):
                 // nobody else can be using it, so retake it at once instead of waiting for the TTL.
                 log.info("lock '{}': removing a lock object this process leaked earlier (lease {})", name, currentLease);
-                boolean gone = store.deleteIfUnchanged(current);
-                sawFree |= gone;
-                if (gone) {
+                LockStore.GuardedDelete deleted = store.deleteIfUnchangedOutcome(current);
+                sawFree |= deleted != LockStore.GuardedDelete.CHANGED;
+                if (deleted == LockStore.GuardedDelete.DELETED) {
                     ownDeleteEnded = nanoTime.getAsLong();
-                } else {
-                    readNext = true;
                 }
+                readNext = deleted == LockStore.GuardedDelete.CHANGED;
                 continue;
             }
             if (seen.stale()) {
                 // DESIGN.md rule 5: preconditions on generation and metageneration: if the holder refreshed,
                 // or another contender took over between our GET and this DELETE, the delete fails.
-                if (store.deleteIfUnchanged(current)) {
+                LockStore.GuardedDelete deleted = store.deleteIfUnchangedOutcome(current);
+                if (deleted == LockStore.GuardedDelete.DELETED) {
                     ownDeleteEnded = nanoTime.getAsLong();
                     sawFree = true;
                     log.info("lock '{}': took over from {} which has not refreshed since {} (TTL {})", name, owner,
                             seen.updated(), seen.ttl());
                     engine.tookOver(name, seen);
+                } else if (deleted == LockStore.GuardedDelete.GONE) {
+                    sawFree = true; // released meanwhile: create next, as after a read that found it free
                 } else {
                     readNext = true;
                 }

@@ -177,8 +177,13 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
         }
         if (held == null) {
             // A second close() (another thread, a shutdown hook) returns only when the first one has: every
-            // release it began, and every release in flight elsewhere, has finished (rule 14).
-            awaitUninterruptibly(closeDone);
+            // release it began, and every release in flight elsewhere, has finished (rule 14) -- unless it runs on a
+            // thread whose own create or release is in flight (a listener of that create's request, the application's
+            // transport inside that release): the first close() waits for that very work, which cannot end while
+            // this one waits, so both would sit out the first one's bound.
+            if (!createInFlightOnThisThread() && !release.releasingOnThisThread()) {
+                awaitUninterruptibly(closeDone);
+            }
             return;
         }
         try {
@@ -265,6 +270,17 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      * whatever the interrupt flag says. A create on the calling thread itself (close() called by a listener of that
      * create's request) is not waited for: it cannot end while this waits. Returns whether none is left.
      */
+    private boolean createInFlightOnThisThread() {
+        synchronized (lifecycle) {
+            for (AcquireAttempt.CreateInFlight create : creates) {
+                if (create.thread == Thread.currentThread()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     private boolean awaitCreates(long deadlineNanos) {
         while (true) {
             AcquireAttempt.CreateInFlight running = null;

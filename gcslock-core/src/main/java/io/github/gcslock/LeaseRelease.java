@@ -225,6 +225,18 @@ final class LeaseRelease {
         }
     }
 
+    /** Whether a release is in flight on the calling thread (a call of the application's code made from inside it). */
+    boolean releasingOnThisThread() {
+        synchronized (inFlight) {
+            for (GcsLease lease : inFlight) {
+                if (lease.releasingOnThisThread()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     private void end(GcsLease lease) {
         synchronized (inFlight) {
             inFlight.remove(lease);

@@ -260,12 +260,27 @@ final class LockStore {
      * call deleted it.
      */
     boolean deleteIfUnchanged(Blob seen) {
+        return deleteIfUnchangedOutcome(seen) == GuardedDelete.DELETED;
+    }
+
+    /** What a guarded DELETE of an object we read did (rules 5 and 16: after CHANGED the object is read next). */
+    enum GuardedDelete {
+        /** It deleted the object. */
+        DELETED,
+        /** The object was gone already (404): the name is free. */
+        GONE,
+        /** The object changed since our read (412): refreshed by its holder or taken by someone else. */
+        CHANGED
+    }
+
+    /** As {@link #deleteIfUnchanged}, telling a name found free (404) from an object that changed (412). */
+    GuardedDelete deleteIfUnchangedOutcome(Blob seen) {
         try {
             return storage.delete(seen.getBlobId(), Storage.BlobSourceOption.generationMatch(seen.getGeneration()),
-                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration()));
+                    Storage.BlobSourceOption.metagenerationMatch(seen.getMetageneration())) ? GuardedDelete.DELETED : GuardedDelete.GONE;
         } catch (StorageException e) {
             if (e.getCode() == 412) {
-                return false; // it changed: refreshed by its holder or taken by someone else
+                return GuardedDelete.CHANGED; // it changed: refreshed by its holder or taken by someone else
             }
             throw e;
         } finally {
