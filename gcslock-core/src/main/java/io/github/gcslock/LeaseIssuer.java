@@ -76,16 +76,10 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
     /**
      * Hands out a lease the caller's attempt created: registers it (refreshed, released by close()) and
      * tells the listeners. The caller holds the slot's permit; if this throws, the permit is given back
-     * here and the lock object deleted, so a lease that is not handed out never stays behind.
-     */
-    Lease own(LocalSlot slot, GcsLease lease) {
-        return own(slot, lease, null);
-    }
-
-    /**
-     * As {@link #own(LocalSlot, GcsLease)}, for the lease of {@code create} (null: an adopted object), which ends once
-     * the lease is registered or its object deleted again — before any listener is told (rule 14: close() waits for a
-     * create in flight, never for a listener told after it).
+     * here and the lock object deleted, so a lease that is not handed out never stays behind. {@code create}, the
+     * lease's create still counted in flight (null: none), ends once the lease is registered or its object deleted
+     * again — before any listener is told (rule 14: close() waits for a create in flight, never for a listener told
+     * after it).
      */
     Lease own(LocalSlot slot, GcsLease lease, AcquireAttempt.CreateInFlight create) {
         try {
