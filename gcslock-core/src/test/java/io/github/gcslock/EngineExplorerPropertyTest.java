@@ -1132,8 +1132,11 @@ class EngineExplorerPropertyTest {
                         + (o.error != null ? o.error : o.value));
                 o.value.ifPresent(l -> l.release());
             }
+            // Requests of this process to other objects than its leases' (a, b, and the AIMED steps' aim-N, whose refreshes
+            // run meanwhile: the long run's "sent 1 requests" on c6fc4f8 was one of those, triaged, issue 29).
             long sent = GCS.faults().requestLog().stream().filter(q -> p.client.equals(q.client()) && q.receivedNanos() - from >= 0
-                    && q.object() != null && !q.object().endsWith("/a") && !q.object().endsWith("/b")).count();
+                    && q.object() != null && !q.object().endsWith("/a") && !q.object().endsWith("/b")
+                    && !q.object().matches(".*/aim-[0-9]+")).count();
             if (sent > 0) {
                 violation(what + " sent " + sent + " requests (rule 19: nothing is sent for a bad name)");
             }
