@@ -21,7 +21,11 @@ class CloseAndInterruptedReleaseTest extends EmulatorTestBase {
      */
     @Test
     void closeRacingAWaitersCreateWhoseReplyWasLostEndsWithTheObjectDeleted() throws Exception {
+        // A 5 s operation timeout (the base's 500 ms is a liveness bound a loaded machine can miss): the dropped reply
+        // is a closed connection, an error at once; only the waiter's read and delete after close() are bounded by it,
+        // and one of them timing out leaves the object for good (nobody else deletes it in this test).
         GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(20)).refreshInterval(Duration.ofSeconds(2))
+                .operationTimeout(Duration.ofSeconds(5))
                 .backoff(Duration.ofSeconds(5), Duration.ofSeconds(10), 2.0));
         gcs.faults().dropNextReply(Operation.INSERT);
         AtomicReference<Throwable> failure = new AtomicReference<>();
