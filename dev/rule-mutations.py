@@ -220,7 +220,7 @@ muts = [
  ("rule 14: a create of unknown outcome stays in flight until its call adopts or deletes the object", E+'AcquireAttempt.java', "                    if (unknown) {\n                        unknownCreates.keep(flight, engine::endCreate);", "                    if (false) {\n                        unknownCreates.keep(flight, engine::endCreate);", "CloseDuringCreateTest#closeDoesNotReturnWhileTheObjectOfALostCreateReplyIsBeingAdopted"),
  # issue 29, long run (seed 4650735212658955607): after a refused takeover DELETE the next request is a read
  ("rule 16: a refused takeover reads the object next", E+'AcquireAttempt.java', "                } else {\n                    readNext = true;\n                }", "                }", "AlgorithmRulesTest#aRefusedTakeoverReadsTheObjectNextInsteadOfCreating"),
- ("rule 16: a takeover DELETE that finds the object gone creates next without a read", E+'AcquireAttempt.java', "} else if (deleted == LockStore.GuardedDelete.GONE) {", "} else if (false) {", "TakeoverDeleteFindsNoObjectTest"),
+ ("rule 16: a takeover DELETE that finds the object gone creates next without a read", E+'AcquireAttempt.java', "} else if (deleted == LockStore.GuardedDelete.GONE) {", "} else if (false) {", "AlgorithmRulesTest#aTakeoverDeleteThatFindsTheObjectGoneCreatesWithoutAnotherRead"),
  ("rule 14: a second close() on a thread with its own create in flight does not wait for the first", E+'LeaseIssuer.java', "if (!createInFlightOnThisThread() && !release.releasingOnThisThread()) {", "if (true) {", "CloseDuringCreateTest#aCloseByTheCreatesListenerWhileAnotherCloseWaitsForThatCreateDoesNotHangForTheBound"),
 ]
 import re, time, shutil, glob

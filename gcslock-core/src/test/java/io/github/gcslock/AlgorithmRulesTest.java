@@ -99,10 +99,7 @@ class AlgorithmRulesTest extends EmulatorTestBase {
     @Test
     void staleTakeoverDoesNotDeleteALockRefreshedBetweenReadAndDelete() {
         GcsLockRegistry r = registry();
-        plantForeignLock("job", Duration.ofMillis(300));
-        assertThat(r.tryAcquire("job")).isEmpty(); // first sight: not yet provably stale
-        sleep(450);
-        gcs.faults().beforeNext(Operation.DELETE, () -> foreignRefresh("job"));
+        staleForeignLockSeenBy(r, "job", () -> foreignRefresh("job"));
         assertThat(r.tryAcquire("job")).as("the holder refreshed inside our read-delete window").isEmpty();
         Blob still = object("job");
         assertThat(still).isNotNull();
@@ -120,16 +117,35 @@ class AlgorithmRulesTest extends EmulatorTestBase {
     @Test
     void aRefusedTakeoverReadsTheObjectNextInsteadOfCreating() {
         GcsLockRegistry r = registry();
-        plantForeignLock("job", Duration.ofMillis(300));
-        assertThat(r.tryAcquire("job")).isEmpty(); // first sight: not yet provably stale
-        sleep(450);
-        gcs.faults().beforeNext(Operation.DELETE, () -> foreignRefresh("job"));
+        staleForeignLockSeenBy(r, "job", () -> foreignRefresh("job"));
         gcs.faults().resetCounters();
         assertThat(r.tryAcquire("job")).as("the holder refreshed inside our read-delete window").isEmpty();
         assertThat(gcs.faults().requestCount(Operation.DELETE)).as("the takeover's DELETE").isEqualTo(1);
         assertThat(inserts()).as("creates after the refused takeover").isZero();
         // the look, the holder's own read inside foreignRefresh, then the object again after the refused DELETE
         assertThat(reads()).as("reads").isEqualTo(3);
+    }
+
+    /**
+     * Rule 16: a takeover DELETE that finds the stale object already gone (404: deleted by another contender or its late
+     * holder between our GET and our DELETE) found the name free: the next request is the create, not a read. Only a
+     * refused DELETE (412: the object changed) is followed by a read. Found by an independent review of 19e94d4, which
+     * read after both.
+     */
+    @Test
+    void aTakeoverDeleteThatFindsTheObjectGoneCreatesWithoutAnotherRead() {
+        GcsLockRegistry r = registry();
+        staleForeignLockSeenBy(r, "job", () -> {
+            storage.delete(BlobId.of(BUCKET, "gcslock/job")); // gone before our takeover DELETE is processed
+            sleep(200); // past the emulator's (scaled) write window, so that our DELETE meets 404, not 429
+        });
+        gcs.faults().resetCounters();
+        Lease got = r.tryAcquire("job").orElseThrow(() -> new AssertionError("the name was free"));
+        long deletes = gcs.faults().requestCount(Operation.DELETE); // ours and the test's
+        // the look; then, after the DELETE that found nothing, a create (no read: a 404 says the name is free)
+        assertThat(reads()).as("reads (DELETEs %d, creates %d)", deletes, inserts()).isEqualTo(1);
+        assertThat(inserts()).as("creates").isEqualTo(1);
+        got.release();
     }
 
     /**
@@ -141,11 +157,8 @@ class AlgorithmRulesTest extends EmulatorTestBase {
     void staleTakeoverDoesNotDeleteANewHoldersObjectWithTheSameMetageneration() {
         GcsLockRegistry r = registry();
         GcsLockRegistry newHolder = registry(b -> b.ttl(Duration.ofSeconds(5)).refreshInterval(Duration.ofSeconds(1)));
-        plantForeignLock("job", Duration.ofMillis(300));
-        assertThat(r.tryAcquire("job")).isEmpty();
-        sleep(450);
         AtomicBoolean replaced = new AtomicBoolean();
-        gcs.faults().beforeNext(Operation.DELETE, () -> {
+        staleForeignLockSeenBy(r, "job", () -> {
             storage.delete(BlobId.of(BUCKET, "gcslock/job"));
             replaced.set(newHolder.tryAcquire("job").isPresent());
         });

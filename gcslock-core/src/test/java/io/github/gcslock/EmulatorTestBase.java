@@ -80,6 +80,20 @@ abstract class EmulatorTestBase {
                 Storage.BlobTargetOption.doesNotExist());
     }
 
+    /**
+     * A foreign lock on {@code name} (TTL 300 ms) that {@code r} saw once, not yet provably stale then, and that is stale
+     * by now (rule 6: judged from two sightings); {@code beforeOurDelete} runs just before the next DELETE, the
+     * takeover's, is processed: what happens inside our read-delete window.
+     */
+    void staleForeignLockSeenBy(GcsLockRegistry r, String name, Runnable beforeOurDelete) {
+        plantForeignLock(name, Duration.ofMillis(300));
+        if (r.tryAcquire(name).isPresent()) {
+            throw new AssertionError("a fresh foreign lock on '" + name + "' was taken at first sight");
+        }
+        sleep(450);
+        gcs.faults().beforeNext(Operation.DELETE, beforeOurDelete);
+    }
+
     /** What a live foreign holder's refresh does: bump the object's metadata. */
     Blob foreignRefresh(String name) {
         Blob b = object(name);
