@@ -17,6 +17,11 @@
 # --which interleavings|api: only one of the explorers.
 # --control K: K runs on the unmutated engine first (and no mutation unless labels are given).
 # Batches: run a few labels per /work/bin/slot call; --prepared skips the Maven step (the classes are current).
+# Ledger: every explorer verdict is also written to dev/catalogue/<UTC time>-<pid>.tsv (one file per invocation, so that
+# runs on several branches merge without conflicts): time, commit of the tree, label, verdict, explorers, runs, tries,
+# detail. Commit those files with the work they measured.
+# --summary: no run; the latest verdict per mutation of this list from the ledger (FALSE FIND and NO RESULT do not
+# count as measured), the kill rate over the measured ones, and the mutations never measured.
 # A label selects every mutation whose label contains it; '=<label>' selects only the mutation of exactly that label.
 import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -239,7 +244,8 @@ prepared = '--prepared' in args
 control = opt('--control', 0)
 batch = opt('--batch', '')
 which = opt('--which', 'interleavings,api')  # --which interleavings | api | interleavings,api: the explorers run  # --batch a:b: the mutations a..b-1 of the list (0-based), for one slot call each
-only = [a for a in args if a not in ('--explorer', '--prepared')]
+summary = '--summary' in args
+only = [a for a in args if a not in ('--explorer', '--prepared', '--summary')]
 CORE = 'gcslock-core/'
 WORK = os.path.abspath(CORE + 'target/explorer-catalogue') + '/'
 EXPLORERS = ['io.github.gcslock.EngineInterleavingExplorerTest', 'io.github.gcslock.EngineExplorerPropertyTest']
@@ -314,6 +320,46 @@ def explore(label, mutant, cp):
         where = 'try %s of %d' % (t.group(1) if t else '?', tries)
     return "FOUND %s by %s %s after %s s (JVM %.0f s): %s" % (label, cls, where, secs, wall, why[:400]), True
 
+LEDGER = 'dev/catalogue/'
+ledger_file = None
+
+def record(label, line):
+    # one line per verdict: time, commit (+ if the tree had changes), label, verdict, explorers, runs, tries, detail
+    global ledger_file
+    if ledger_file is None:
+        os.makedirs(LEDGER, exist_ok=True)
+        ledger_file = LEDGER + time.strftime('%Y%m%dT%H%M%S', time.gmtime()) + '-%d.tsv' % os.getpid()
+    rev = subprocess.run(['git', 'rev-parse', '--short', 'HEAD'], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(['git', 'status', '--porcelain', '--untracked-files=no', '--', 'gcslock-core', 'gcslock-test'],
+                           capture_output=True, text=True).stdout.strip()
+    verdict = next(v for v in ('NOT FOUND', 'FOUND', 'FALSE FIND', 'NO RESULT', 'DOES NOT COMPILE') if line.startswith(v))
+    detail = line[len(verdict):].strip()
+    if detail.startswith(label):
+        detail = detail[len(label):].strip()
+    with open(ledger_file, 'a') as out:
+        out.write('\t'.join([time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime()), rev + ('+' if dirty else ''), label, verdict,
+                              which, str(runs), str(tries), detail.replace('\t', ' ').replace('\n', ' ')]) + '\n')
+
+if summary:
+    latest = {}
+    for path in sorted(glob.glob(LEDGER + '*.tsv')):
+        for row in open(path):
+            f = row.rstrip('\n').split('\t')
+            if len(f) >= 8 and f[3] in ('FOUND', 'NOT FOUND') and (f[2] not in latest or latest[f[2]][0] <= f[0]):
+                latest[f[2]] = f
+    labels = [m[0] for m in muts if not only or any(o[1:] == m[0] if o.startswith('=') else o in m[0] for o in only)]
+    measured = [l for l in labels if l in latest]
+    hits = [l for l in measured if latest[l][3] == 'FOUND']
+    for l in measured:
+        f = latest[l]
+        print('%-9s %s  (%s, %s, %s runs / %s tries: %s)' % (f[3], l, f[0][:10], f[1], f[5], f[6], f[7][:160]))
+    for l in labels:
+        if l not in latest:
+            print('UNMEASURED %s' % l)
+    print('LEDGER: %d of %d measured found (%.0f %%); %d of the %d mutations never measured' % (
+        len(hits), len(measured), 100.0 * len(hits) / max(1, len(measured)), len(labels) - len(measured), len(labels)))
+    sys.exit(0)
+
 found = total = 0
 cp = prepare() if explorer else None
 if explorer and control:
@@ -353,6 +399,7 @@ for label, f, old, new, test in muts:
         total += 1
         found += hit
         print(time.strftime('%H:%M:%S ') + line, flush=True)
+        record(label, line)
         continue
     try:
         r = subprocess.run(['./mvnw','-B','-q','-o','-pl','gcslock-core','-am','test','-Dtest='+test,'-Dsurefire.failIfNoSpecifiedTests=false'], capture_output=True, text=True, timeout=600)
