@@ -581,13 +581,152 @@ class EngineInterleavingExplorerTest {
         });
     }
 
+    /**
+     * Rule 14, close() and a create held in flight by its own request listener (issue 29: the catalogue's misses of
+     * close()). p1-creator's create of y is answered and its request listener (requestAnswered/requestFailed, on the
+     * acquiring thread, before the hand-out) holds it in flight while p1's close() runs; p1's refresh threads are
+     * answered slowly (within the operation timeout), and p1-holder's lease of x is released on the refresher
+     * (releaseAfter) as close() begins, so that close() waits for the refresher first, then for the create. In half the
+     * runs the listener calls close() itself once the other close() has begun: rule 14, a second close() on a thread
+     * whose own create is in flight does not wait for the first (which waits for that very create; both would sit out
+     * the bound) — it must return at once ({@code closeInCreateListener}). In the other half it blocks longer than the
+     * bound: close() gives up after one bound in all, from the moment it begins to wait, for the refresher's running
+     * tasks, the creates and the releases in flight together (checked in every scenario, {@code checkOneBound}). Half of
+     * {@link #RUNS} (a narrow scenario).
+     */
+    @Test
+    void closeWhileARequestListenerHoldsItsCreateInFlight() {
+        explore("close() while a request listener holds its create in flight", false, 2, run -> {
+            GcsLockRegistry r1 = run.registry("p1");
+            GcsLockRegistry r2 = run.registry("p2");
+            run.slowRefresherReplies = true;
+            boolean closeAgain = run.setup.nextBoolean();
+            Duration releaseAfter = Duration.ofSeconds(1).plus(run.upTo(2));
+            Duration closeAt = releaseAfter.plusMillis(200).plus(run.upTo(1));
+            java.util.concurrent.CountDownLatch inListener = new java.util.concurrent.CountDownLatch(1);
+            run.world.note("p1's request listener, at the create of p1-creator: " + (closeAgain
+                    ? "close() again once p1's close() has begun" : "blocks " + RELEASE_BOUND.plusSeconds(5)));
+            r1.addListener(new LockEventListener() {
+                @Override
+                public void requestAnswered(String name) {
+                    holdTheCreate();
+                }
+
+                @Override
+                public void requestFailed(String name, GcsLockException error) {
+                    holdTheCreate();
+                }
+
+                void holdTheCreate() {
+                    if (!Thread.currentThread().getName().equals("actor-p1-creator") || inListener.getCount() == 0
+                            || !Run.createInFlightHere(r1)) {
+                        return;
+                    }
+                    inListener.countDown();
+                    try {
+                        if (closeAgain) {
+                            long until = run.world.nanoTime() + Duration.ofSeconds(10).toNanos();
+                            while (!Run.engineClosed(r1) && run.world.nanoTime() - until < 0) {
+                                run.world.sleepVirtual(Duration.ofMillis(100));
+                            }
+                            run.closeInCreateListener(r1);
+                        } else {
+                            run.world.sleepVirtual(RELEASE_BOUND.plusSeconds(5));
+                        }
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+            });
+            run.actor("p1-holder", () -> {
+                Lease x = run.acquire(r1, "x", Duration.ofSeconds(1));
+                if (x != null) {
+                    run.releaseAfter(r1, x, releaseAfter);
+                }
+            });
+            Duration createAt = run.upTo(1);
+            run.actor("p1-creator", () -> {
+                run.world.sleepVirtual(createAt);
+                run.hold(run.acquire(r1, "y", Duration.ofSeconds(5)), Duration.ofSeconds(1));
+            });
+            run.actor("p1-close", () -> {
+                run.world.sleepVirtual(closeAt);
+                run.world.await(inListener, Duration.ofSeconds(30).toNanos());
+                run.closeAfter(r1, Duration.ZERO);
+            });
+            run.actor("p2-wait", () -> run.hold(run.acquire(r2, "y", Duration.ofSeconds(60)), Duration.ofSeconds(1)));
+            run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(70)));
+        });
+    }
+
+    /**
+     * Rule 10 (issue 29: the catalogue's miss of the first refresh): a lease handed out late — a request listener holds
+     * the acquiring thread between its create's reply and the hand-out until 4.3 to 4.45 s after the create's send, still
+     * more than one call bound before the deadline (8 s after that send) — whose refreshes GCS answers slowly (2.6 to 3 s,
+     * within the operation timeout). Its first refresh counts from the create's send: it goes at once, or at rule 11's cap
+     * (deadline − call bound), and is answered before the deadline; one interval after the hand-out would be answered past
+     * it, and the lease lost with no fault. Half of {@link #RUNS} (a narrow scenario).
+     */
+    @Test
+    void aLeaseHandedOutLateWhoseRefreshesAreAnsweredSlowly() {
+        explore("a lease handed out late, its refreshes answered slowly", false, 2, run -> {
+            GcsLockRegistry r1 = run.registry("p1");
+            GcsLockRegistry r2 = run.registry("p2");
+            run.slowRefresherReplies = true;
+            Set<Thread> held = ConcurrentHashMap.newKeySet();
+            r1.addListener(new LockEventListener() {
+                @Override
+                public void requestAnswered(String name) {
+                    holdTheCreate(name);
+                }
+
+                @Override
+                public void requestFailed(String name, GcsLockException error) {
+                    holdTheCreate(name);
+                }
+
+                void holdTheCreate(String name) {
+                    Thread t = Thread.currentThread();
+                    Long sent = run.createSentOn.get(t);
+                    if (!t.getName().startsWith("actor-p1-") || sent == null || !Run.createInFlightHere(r1) || !held.add(t)) {
+                        return;
+                    }
+                    long until = sent + Duration.ofMillis(4_300 + run.slowness.nextInt(150)).toNanos();
+                    run.world.note("p1's request listener holds " + t.getName() + " until " + Duration.ofNanos(until - sent)
+                            + " after its create of '" + name + "' was sent");
+                    try {
+                        while (run.world.nanoTime() - until < 0) {
+                            run.world.sleep(until - run.world.nanoTime());
+                        }
+                    } catch (InterruptedException e) {
+                        t.interrupt();
+                    }
+                }
+            });
+            Duration yAt = run.upTo(3);
+            run.actor("p1-x", () -> run.hold(run.acquire(r1, "x", Duration.ofSeconds(2)), Duration.ofSeconds(12)));
+            run.actor("p1-y", () -> {
+                run.world.sleepVirtual(yAt);
+                run.hold(run.acquire(r1, "y", Duration.ofSeconds(2)), Duration.ofSeconds(12));
+            });
+            run.actor("p2-x", () -> run.hold(run.acquire(r2, "x", Duration.ofSeconds(30)), Duration.ofSeconds(1)));
+            run.actor("p1-close", () -> run.closeAfter(r1, Duration.ofSeconds(30)));
+            run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(40)));
+        });
+    }
+
     // ------------------------------------------------------------------ the harness
 
     private static void explore(String scenario, boolean faults, Consumer<Run> setup) {
+        explore(scenario, faults, 1, setup);
+    }
+
+    /** As above, with {@code RUNS / share} schedules (a narrow scenario aimed at one shape: its share of CI's time). */
+    private static void explore(String scenario, boolean faults, int share, Consumer<Run> setup) {
         // The README's test command explores fixed seeds per scenario, so a CI run is reproducible; a random base
         // (-Dgcslock.explorer.randomSeeds=true) explores new schedules.
         long base = SEED != null ? SEED : RANDOM_SEEDS ? new Random().nextLong() : scenario.hashCode() * 1_000_003L;
-        explore(scenario, faults, base, SEED != null ? 1 : RUNS, setup);
+        explore(scenario, faults, base, SEED != null ? 1 : Math.max(1, RUNS / share), setup);
     }
 
     private static void explore(String scenario, boolean faults, long base, int runs, Consumer<Run> setup) {
@@ -690,7 +829,7 @@ class EngineInterleavingExplorerTest {
         static final Duration HANDED_OUT_LATE = TTL.dividedBy(3).plusMillis(100);
         /**
          * Whether the last refresh of {@code process}'s object of {@code lease} went out at rule 11's cap (deadline − call
-         * bound, TTL/3 here; within a step of {@link VirtualWorld#LATENESS}), which the write window had held it back to:
+         * bound, TTL/3 here; within three steps of {@link VirtualWorld#LATENESS}), which the write window had held it back to:
          * answered within the operation timeout, but with all of it, its reply comes at the very deadline, and the
          * deadline may fire first; GCS took the whole operation timeout (README: answered within it). Triaged, issue 29:
          * seed -2264487327598577195 of the random programs with the slow alphabet (a catalogue control), "p3 lost ...
@@ -702,7 +841,10 @@ class EngineInterleavingExplorerTest {
         boolean refreshSentAtTheCap(String process, Lease lease) {
             Long sent = updateSent.get(process + "|gcslock/" + lease.name());
             GcsLease g = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
-            return sent != null && Math.abs(sent - (g.deadlineNanos() - TTL.dividedBy(3).toNanos())) <= VirtualWorld.LATENESS;
+            // within three steps of LATENESS: the refresh timer's task and then the refresh thread it hands the refresh to
+            // each start up to LATENESS late here, a step more for rounding (triaged, issue 29: seed 7966890212959420359 of
+            // aLeaseHandedOutLateWhoseRefreshesAreAnsweredSlowly, a refresh sent 0.1 s after the cap, answered 3.28 s later)
+            return sent != null && Math.abs(sent - (g.deadlineNanos() - TTL.dividedBy(3).toNanos())) <= 3 * VirtualWorld.LATENESS;
         }
 
         /**
@@ -739,14 +881,25 @@ class EngineInterleavingExplorerTest {
             this.interference = new Random(seed * 0x9E3779B97F4A7C15L + 29);
             this.forms = new Random(seed * 0x2545F4914F6CDD1DL + 16);
             this.slowness = new Random(seed * 0x5851F42D4C957F2DL + 31);
+            this.closes = new Random(seed * 0x27BB2EE687B0B0FDL + 14);
+            this.gones = new Random(seed * 0x369DEA0F31A53F85L + 16);
             this.bucket.gate = (request, apply) -> {
                 long sent = world.nanoTime();
+                if (request.op().equals("create")) {
+                    createSentOn.put(Thread.currentThread(), sent);
+                }
                 if (request.op().equals("update") && InMemoryStorage.client() != null) {
                     updateSent.put(InMemoryStorage.client() + "|" + request.object(), sent);
                 }
                 return answeredSlowly(request, sent, world.serve(request, observed(request, faults ? interfering(request, apply) : apply)));
             };
         }
+
+        /**
+         * Draws of the hostile listener's close() from a request listener ({@link Hostile#closeAgainOnCreate}), apart from
+         * the set-up's and the slow alphabet's: a seed's programs and listeners stay as they were.
+         */
+        final Random closes;
 
         /** Decides, per one-shot call of a program, whether it is tryAcquire or acquire with a wait of zero (rule 16: a SKIP). */
         final Random forms;
@@ -775,6 +928,17 @@ class EngineInterleavingExplorerTest {
          */
         final Map<String, long[]> slowReplies = new ConcurrentHashMap<>();
 
+        /**
+         * A scenario's slow GCS for the refresh threads ({@link #answeredSlowly}): their requests are answered 2.6 to 3 s
+         * after the send, within the operation timeout (TTL/3), so that a refresh or a hold-at-least release is in flight
+         * most of the time.
+         */
+        volatile boolean slowRefresherReplies;
+
+
+        /** Per thread, the virtual send time of its latest create. */
+        final Map<Thread, Long> createSentOn = new ConcurrentHashMap<>();
+
         /** Per process, the administrator waiting for the next create of that process to end ({@link #forceReleaseOnCreate}). */
         final Map<String, CreateWatch> createWatches = new ConcurrentHashMap<>();
 
@@ -793,6 +957,23 @@ class EngineInterleavingExplorerTest {
         Object answeredSlowly(InMemoryStorage.Request request, long sent, Object reply) {
             Thread t = Thread.currentThread();
             String client = InMemoryStorage.client();
+            if (slowRefresherReplies && t.getName().startsWith("gcslock-refresh-")) {
+                // GCS answers the refresh threads (refreshes, hold-at-least releases) 2.6 to 3 s after the send: slow, within
+                // the operation timeout (a delivery the schedule held back longer stays as late as it came)
+                long end = sent + Duration.ofMillis(2_600 + slowness.nextInt(401)).toNanos();
+                boolean interrupted = false;
+                while (world.nanoTime() - end < 0) {
+                    try {
+                        world.sleep(end - world.nanoTime());
+                    } catch (InterruptedException e) {
+                        interrupted = true;
+                    }
+                }
+                if (interrupted) {
+                    t.interrupt();
+                }
+                return reply;
+            }
             if (client == null || !request.op().equals("create") || reply == null || !t.getName().startsWith("actor-")
                     || administrators.contains(t)) {
                 return reply;
@@ -908,6 +1089,12 @@ class EngineInterleavingExplorerTest {
             Long callStart = callStartedAt.get();
             String role = roleNow.get();
             boolean looking = !administrators.contains(t) && !inspecting.contains(t) && callStart != null && role != null;
+            String gone = takeoverFoundGone.remove(t);
+            if (gone != null && gone.equals(lock) && request.op().equals("get")) {
+                violations.add(client + "'s takeover DELETE of '" + lock + "' on " + t.getName() + " found the object gone (404),"
+                        + " and its next request on it was a read (rule 16: a DELETE that finds the object gone found the name"
+                        + " free: the create comes next, without a read)");
+            }
             return () -> {
                 List<String> mine = answered.computeIfAbsent(t, k -> Collections.synchronizedList(new ArrayList<>()));
                 Blob target = request.op().equals("delete") && request.object() != null ? bucket.peek(request.object()) : null;
@@ -965,6 +1152,57 @@ class EngineInterleavingExplorerTest {
                 return ((LocalHolds) f.get(r)).isLive(leaseId);
             } catch (ReflectiveOperationException e) {
                 throw new IllegalStateException(e);
+            }
+        }
+
+        /** White-box: whether a create of {@code r} is in flight on this thread (rule 14: close() waits for it). */
+        static boolean createInFlightHere(GcsLockRegistry r) {
+            try {
+                java.lang.reflect.Field f = GcsLockRegistry.class.getDeclaredField("issuer");
+                f.setAccessible(true);
+                java.lang.reflect.Method m = LeaseIssuer.class.getDeclaredMethod("createInFlightOnThisThread");
+                m.setAccessible(true);
+                return (Boolean) m.invoke(f.get(r));
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        /** White-box: whether {@code r}'s close() has begun (the registry counts as closed). */
+        static boolean engineClosed(GcsLockRegistry r) {
+            try {
+                java.lang.reflect.Field f = GcsLockRegistry.class.getDeclaredField("issuer");
+                f.setAccessible(true);
+                java.lang.reflect.Field c = LeaseIssuer.class.getDeclaredField("closed");
+                c.setAccessible(true);
+                return c.getBoolean(f.get(r));
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        /**
+         * Rule 14: a close() called by a request listener of a create in flight on its thread, while another close() of
+         * {@code r} runs, returns at once: the first close() waits for that very create, which cannot end while this one
+         * waits, so waiting for the first would make both sit out the whole bound. Judged only when another close() has
+         * begun and not returned, and the create is in flight here.
+         */
+        void closeInCreateListener(GcsLockRegistry r) {
+            if (!engineClosed(r) || closeReturnedAt.containsKey(r) || !createInFlightHere(r)) {
+                return;
+            }
+            world.note(Thread.currentThread().getName() + ": a request listener of its create in flight closes " + names.get(r)
+                    + " again, as another close() runs");
+            long began = world.nanoTime();
+            r.close();
+            long took = world.nanoTime() - began;
+            System.out.println("explorer: seed " + world.seed + ": " + names.get(r) + " closed again by a request listener of a"
+                    + " create in flight on " + Thread.currentThread().getName() + ", returned in " + Duration.ofNanos(took));
+            if (took >= Duration.ofSeconds(1).toNanos()) {
+                violations.add("close() of " + names.get(r) + " by a request listener of a create in flight on "
+                        + Thread.currentThread().getName() + ", while another close() ran, returned after " + Duration.ofNanos(took)
+                        + " (rule 14: a second close() on a thread whose own create is in flight does not wait for the first,"
+                        + " which waits for that very create)");
             }
         }
 
@@ -1187,9 +1425,11 @@ class EngineInterleavingExplorerTest {
          */
         InMemoryStorage.Apply interfering(InMemoryStorage.Request request, InMemoryStorage.Apply apply) {
             String client = InMemoryStorage.client();
-            if (!request.op().equals("delete") || client == null || administrators.contains(Thread.currentThread())
-                    || interference.nextInt(6) != 0) {
+            if (!request.op().equals("delete") || client == null || administrators.contains(Thread.currentThread())) {
                 return apply;
+            }
+            if (interference.nextInt(6) != 0) {
+                return gones.nextInt(4) == 0 ? goneBeforeTakeover(request, client, apply) : apply;
             }
             boolean replace = interference.nextBoolean();
             return () -> {
@@ -1213,6 +1453,45 @@ class EngineInterleavingExplorerTest {
                     }
                 }
                 return apply.run();
+            };
+        }
+
+        /**
+         * Draws of {@link #goneBeforeTakeover}, apart from {@link #interference}'s: a seed's other interference stays as it was.
+         */
+        final Random gones;
+        /** Per thread, the lock whose takeover DELETE just found the object gone (its reply delivered: a 404). */
+        final Map<Thread, String> takeoverFoundGone = new ConcurrentHashMap<>();
+
+        /**
+         * Rule 16, in the scenarios with faults (one DELETE in four of those {@link #interfering} leaves alone): another
+         * process deletes the object of a takeover — another process's stale object — between the read and the takeover's
+         * DELETE (its late holder's release, another contender's takeover), so that the DELETE finds it gone: a 404 says
+         * the name is free, and the call's next request on it must be the create, not a read ({@link #observed}).
+         */
+        InMemoryStorage.Apply goneBeforeTakeover(InMemoryStorage.Request request, String client, InMemoryStorage.Apply apply) {
+            Thread t = Thread.currentThread();
+            return () -> {
+                Blob b = bucket.peek(request.object());
+                GcsLockRegistry r = byClient.get(client);
+                if (b == null || r == null || r.owner().equals(b.getMetadata().get("gcslock-owner"))) {
+                    return apply.run();
+                }
+                String lock = b.getName().substring("gcslock/".length());
+                synchronized (held) {
+                    deletedAsAdministrator.add(lock + "|" + b.getGeneration());
+                    held.stream().filter(h -> h.lease.name().equals(lock) && h.lease.fencingToken() == b.getGeneration())
+                            .forEach(h -> h.forced = true);
+                }
+                if (!bucket.deleteAsAdministrator(b.getName(), b.getGeneration())) {
+                    return apply.run();
+                }
+                world.note("before " + client + "'s " + request + " lands, another process deletes '" + lock + "'");
+                Object o = apply.run();
+                if (Boolean.FALSE.equals(o) && !VirtualWorld.replyOfTheRequestAppliedIsLost()) {
+                    takeoverFoundGone.put(t, lock);
+                }
+                return o;
             };
         }
 
@@ -2456,11 +2735,13 @@ class EngineInterleavingExplorerTest {
             }
             int sent = interruptsOf(me);
             closing.add(me);
+            long callBegan = world.nanoTime();
             try {
                 r.close();
             } finally {
                 closing.remove(me);
             }
+            checkOneBound(r, me, callBegan);
             closeReturned.add(r);
             closeReturnedAt.putIfAbsent(r, world.nanoTime());
             if ((interrupted || interruptsOf(me) > sent) && !Thread.interrupted()) {
@@ -2497,6 +2778,49 @@ class EngineInterleavingExplorerTest {
                 }
             }
         }
+
+        /**
+         * Rule 14: close() waits at most one bound ({@link #RELEASE_BOUND}) in all for the work other threads still do —
+         * the refresher's running tasks (a hold-at-least release, a refresh in flight), then the creates in flight, then
+         * the releases in flight — counted from the moment it begins to wait (its yield point "its releases done"), not a
+         * bound per phase. The time the schedule left the closing thread at a yield point after that moment is not the
+         * engine's (a pause of that thread) and is left out; a timed wait that came due is decided within
+         * {@link VirtualWorld#LATENESS}, so a few of those are allowed on top ({@link #ONE_BOUND_SLACK}). Judged on the
+         * close() call that did the waiting (the first).
+         */
+        void checkOneBound(GcsLockRegistry r, Thread me, long callBegan) {
+            List<VirtualWorld.YieldAt> ys = world.yields.getOrDefault(me, List.of());
+            long from = 0;
+            boolean waiting = false;
+            long paused = 0;
+            synchronized (ys) {
+                for (VirtualWorld.YieldAt y : ys) {
+                    if (y.parkedAt() - callBegan < 0) {
+                        continue;
+                    }
+                    if (y.step().equals("close(): its releases done")) {
+                        waiting = true;
+                        from = y.resumedAt();
+                        paused = 0;
+                    } else if (waiting) {
+                        paused += y.resumedAt() - y.parkedAt();
+                    }
+                }
+            }
+            if (!waiting) {
+                return;
+            }
+            long waited = world.nanoTime() - from - paused;
+            if (waited - RELEASE_BOUND.toNanos() > ONE_BOUND_SLACK.toNanos()) {
+                violations.add("close() of " + names.get(r) + " waited " + Duration.ofNanos(waited) + " for the work in flight"
+                        + (paused > 0 ? " (leaving out " + Duration.ofNanos(paused) + " at its yield points)" : "")
+                        + ", more than its bound " + RELEASE_BOUND + " (rule 14: one bound in all for the refresher's running"
+                        + " tasks, the creates and the releases in flight)");
+            }
+        }
+
+        /** What {@link #checkOneBound} allows past the bound: a few timed waits decided {@link VirtualWorld#LATENESS} late. */
+        static final Duration ONE_BOUND_SLACK = Duration.ofMillis(300);
 
         /**
          * {@link Lease#isHealthy()} without its side effect: called from the explorer's own thread, it must not
@@ -2658,6 +2982,12 @@ class EngineInterleavingExplorerTest {
              * the lock again; 3 its lost callback releases it, 4 and acquires the lock again (rule 20).
              */
             final int onLoss;
+            /**
+             * In its request events ({@code requestAnswered}, {@code requestFailed}) on an application thread whose create is
+             * in flight, while another close() of its registry runs: close() the registry again (rule 14: that close()
+             * returns at once, {@link #closeInCreateListener}).
+             */
+            final boolean closeAgainOnCreate;
             /** Lease ids whose onLost this listener runs now (the lease's next onLost listener waits for it: one channel). */
             final Set<String> inOnLost = ConcurrentHashMap.newKeySet();
             /** Lease ids whose {@code lost} this (registry) listener is running now. */
@@ -2702,6 +3032,11 @@ class EngineInterleavingExplorerTest {
                     }
                 }
                 onLoss = r.nextInt(5);
+                closeAgainOnCreate = closes.nextInt(3) == 0;
+                if (closeAgainOnCreate) {
+                    world.note(process + "'s listener closes the registry again from a request event of a create in flight on"
+                            + " an application thread, while another close() runs");
+                }
                 if (slowAlphabet) {
                     // the slow alphabet ({@link #slowAlphabet}), drawn apart from the set-up: its request events on the application
                     // thread block for seconds (6), on every call or on a pattern
@@ -2867,8 +3202,20 @@ class EngineInterleavingExplorerTest {
             }
             @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { on("fencingTokenRegression", lease.name(), null); }
             @Override public void released(Lease lease) { on("released", lease.name(), null); }
-            @Override public void requestAnswered(String name) { on("requestAnswered", name, null); }
-            @Override public void requestFailed(String name, GcsLockException error) { on("requestFailed", name, null); }
+            @Override public void requestAnswered(String name) {
+                closeAgainIfAnotherCloseRuns();
+                on("requestAnswered", name, null);
+            }
+            @Override public void requestFailed(String name, GcsLockException error) {
+                closeAgainIfAnotherCloseRuns();
+                on("requestFailed", name, null);
+            }
+
+            void closeAgainIfAnotherCloseRuns() {
+                if (closeAgainOnCreate && registry != null && Thread.currentThread().getName().startsWith("actor-")) {
+                    closeInCreateListener(registry);
+                }
+            }
         }
 
         /** One process's listener: each lease's events in order (rule 20), and who was told lost. */

@@ -421,6 +421,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         // A step of the loss, taken under the lease's monitor (rule 20): the thread is not paused there for long (time
         // moves at most LATENESS past it), so that "told lost soon" is judged on the engine, not on a process pause.
         long bound = step.startsWith("loss of") ? now + LATENESS : Long.MAX_VALUE;
+        long parkedAt = now;
         new Yield(step) {
             @Override
             List<String> options() {
@@ -432,7 +433,20 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                 return bound;
             }
         }.await();
+        yields.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                .add(new YieldAt(step, parkedAt, now));
     }
+
+    /** A yield point a thread passed: its step, when it parked there and when it went on (virtual nanos). */
+    record YieldAt(String step, long parkedAt, long resumedAt) {
+    }
+
+    /**
+     * Per thread, the yield points it passed, in order. A yield point of the engine is not bounded in virtual time (the
+     * schedule may leave a thread there while time moves: a pause of that thread), so a check of how long a call took
+     * in the engine's own waits leaves that time out (close()'s one bound, rule 14).
+     */
+    final java.util.Map<Thread, List<YieldAt>> yields = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static boolean finish(String decision, Supplier<Boolean> ready) throws InterruptedException {
         switch (decision) {
