@@ -2669,6 +2669,9 @@ class EngineInterleavingExplorerTest {
             if (ttl != null && !ttl.equals(TTL)) {
                 h.ownTtl = true;
             }
+            if (ttl != null && ttl.compareTo(TTL) < 0) {
+                shortTtlSent.add(names.get(r) + "|gcslock/" + lease.name() + "|" + lease.fencingToken());
+            }
             Duration before = h.renewedTo;
             h.renewedTo = null; // unknown while the renewal runs, and after one that failed (its write may have committed)
             if (h.renewing.getAndIncrement() > 0) {
@@ -2919,6 +2922,17 @@ class EngineInterleavingExplorerTest {
          * a new acquisition's create after our own DELETE of the object included (it waits one window after that
          * DELETE returned), and an administrator's forced delete of a lease of this process ({@code kind} 2) too.
          */
+        /**
+         * "process|object|generation" of each lease a renewal to a TTL under the registry's was sent for, whatever its
+         * outcome: the lease's deadline is capped from that send (rule 11: the write may have committed unseen) until a
+         * refresh carrying its own TTL is confirmed, and rule 11 may send a refresh inside the write window before the
+         * capped deadline. (Triaged, issue 29: seed 7058037857701296519 of the hostile programs under faults, "p3 wrote 'y'
+         * (update) PT0.986S after its previous write to it": a renewal to 4 s answered 503, a refresh whose reply was lost
+         * adopted after a 412 (its TTL unknown, the cap kept), and the next refresh sent at the capped deadline minus the
+         * call bound, 14 ms inside the window.)
+         */
+        final Set<String> shortTtlSent = ConcurrentHashMap.newKeySet();
+
         void checkWriteWindow(String client, GcsLockRegistry r, String name, Blob object, Blob after, long kind) {
             long now = world.nanoTime();
             String lockName = name.substring("gcslock/".length());
@@ -2929,6 +2943,7 @@ class EngineInterleavingExplorerTest {
             long sent = sentNow != null ? sentNow : now;
             long[] last = lastWrite.put(client + "|" + name, new long[] {now, kind, sent});
             boolean checked = last != null && ttlMs >= TTL.toMillis() && !ownTiming.contains(client)
+                    && !shortTtlSent.contains(client + "|" + name + "|" + object.getGeneration())
                     && !(faults && (kind == 0 || kind == 2)); // a leaked object's retake
             // The window counts from the previous write's end once its call has returned, from its send while it runs
             // (rule 21): if the previous write's reply was still on its way when this one was sent (a slow reply of the
