@@ -359,6 +359,32 @@ final class GcsLease implements Lease {
                 + " (TTL " + t.ttl() + " minus the safety margin); another process may take the lock over soon";
     }
 
+    /**
+     * A refresh of ours was confirmed by GCS (its reply, or the adoption of an earlier one of ours after 412): the lease
+     * takes it, and the registry's listeners are told {@code refreshed} — only if the lease is still ACTIVE and its
+     * deadline has not passed (rule 11: healthy only until then; LOST is final, a late reply does not revive it). Under
+     * the lease's monitor, as {@link #markLost} is: the deadline timer cannot declare the loss between this check and the
+     * confirmation, so no {@code refreshed} ever follows {@code lost}. <em>Race closed (found by
+     * {@code EngineInterleavingExplorerTest}, issue 29, once a yield point opened the window):</em> the refresh saw the
+     * lease ACTIVE, the deadline timer then marked it lost and queued {@code lost}, and the refresh went on to confirm it
+     * and queue {@code refreshed} after it.
+     *
+     * @param carried the timing the confirmed refresh carried (in force now), or null (an earlier refresh was adopted)
+     * @return false if the lease was lost (before, or now because its deadline had passed): nothing was confirmed
+     */
+    synchronized boolean confirmRefresh(long newMetageneration, long sentNanos, Instant gcsUpdated, LeaseTiming carried) {
+        if (state != State.ACTIVE || engine.nanoTime() - deadlineNanos() >= 0) {
+            markLost(deadlineReason()); // none if lost already; else the reply came after the deadline: already unhealthy
+            return false;
+        }
+        confirmed(newMetageneration, sentNanos, gcsUpdated);
+        if (carried != null) {
+            timingConfirmed(carried);
+        }
+        engine.listeners().refreshed(this);
+        return true;
+    }
+
     /** A write of ours was confirmed by GCS: the object's updated is no earlier than {@code sentNanos}. */
     void confirmed(long newMetageneration, long sentNanos, Instant gcsUpdated) {
         this.metageneration = newMetageneration;

@@ -385,17 +385,17 @@ final class LeaseKeeper implements AutoCloseable {
                 return Refresh.FAILED;
             }
             lease.wrote(engine.nanoTime());
-            if (lease.state() != GcsLease.State.ACTIVE) {
-                return Refresh.FAILED; // declared lost while this PATCH hung (the deadline passed): LOST is final
-            }
             if (!engine.isOurs(after, lease.leaseId())) {
                 // Cannot happen with both preconditions, but the reply is the authority.
                 lease.markLost("lock object now belongs to " + LockObject.owner(after));
                 return Refresh.FAILED;
             }
-            lease.confirmed(after.getMetageneration(), sent, LockObject.updated(after));
-            lease.timingConfirmed(sending);
-            engine.listeners().refreshed(lease);
+            // Rule 11: the deadline timer runs on its own thread and may declare the loss at any moment up to here
+            // (this PATCH hung, or its reply came just before the deadline): the check and the confirmation are one step.
+            runtime.yieldPoint("refresh of '" + lease.name() + "': reply in");
+            if (!lease.confirmRefresh(after.getMetageneration(), sent, LockObject.updated(after), sending)) {
+                return Refresh.FAILED; // lost meanwhile: LOST is final
+            }
             return Refresh.OWN;
         } finally {
             lease.unlockIo();
@@ -420,23 +420,23 @@ final class LeaseKeeper implements AutoCloseable {
                 countFailure(lease, again);
                 return Refresh.FAILED;
             }
-            if (lease.state() != GcsLease.State.ACTIVE) {
-                return Refresh.FAILED; // declared lost while these requests hung (the deadline passed): LOST is final
-            }
+            // A loss declared while these requests hung (the deadline passed) is final: the markLost calls below do
+            // nothing then, and confirmRefresh refuses to confirm.
             if (current == null) {
                 lease.markLost("lock object was deleted");
             } else if (current.getGeneration() == lease.fencingToken()
                     && engine.isOurs(current, lease.leaseId())
                     && lease.unconfirmedRefreshes().thatWrote(current) != null) {
                 UnconfirmedRefreshes.Refresh ours = lease.unconfirmedRefreshes().thatWrote(current);
-                log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
-                // Dated from that refresh's send: the object's updated is no earlier.
-                lease.confirmed(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current));
                 boolean own = refreshId.equals(LockObject.meta(current, LockObject.REFRESH));
-                if (own) {
-                    lease.timingConfirmed(sending); // this very refresh committed: its TTL is the object's
+                // Dated from that refresh's send: the object's updated is no earlier. If this very refresh committed,
+                // its TTL is the object's. Checked against a loss declared meanwhile in the same step (rule 11).
+                runtime.yieldPoint("refresh of '" + lease.name() + "': reply in");
+                if (!lease.confirmRefresh(current.getMetageneration(), ours.sentNanos(), LockObject.updated(current),
+                        own ? sending : null)) {
+                    return Refresh.FAILED; // lost meanwhile: LOST is final
                 }
-                engine.listeners().refreshed(lease);
+                log.debug("lock '{}': adopted our own refresh whose reply was lost or came too late", lease.name());
                 return own ? Refresh.OWN : Refresh.ADOPTED_EARLIER;
             } else {
                 lease.markLost("lock object was changed by someone else: now held by " + LockObject.owner(current)

@@ -231,6 +231,54 @@ class RefreshCapacityTest extends EmulatorTestBase {
     }
 
     /**
+     * Rule 11, LOST is final, for a refresh whose 200 comes after the deadline declared the loss: the confirmation is
+     * refused (no {@code refreshed} after {@code lost}, the lease stays unhealthy). The check and the confirmation are one
+     * step under the lease's monitor ({@code GcsLease#confirmRefresh}): the interleaving explorer found the window
+     * between them (the deadline timer marking the loss there), which a test of real threads cannot aim at; this test
+     * holds the confirmation to the check.
+     */
+    @Test
+    void aRefreshWhoseReplyComesAfterItsLeaseWasLostDoesNotReviveItOrReportARefresh() throws Exception {
+        // TTL 6 s: deadline 4.8 s after the create's send; each PATCH gives up after 2 s, so the third is in flight then.
+        GcsLockRegistry r = registry(Duration.ofSeconds(6), Duration.ofMillis(300), Duration.ofSeconds(2), 19);
+        List<CountDownLatch> held = java.util.Collections.synchronizedList(new ArrayList<>());
+        AtomicBoolean holding = new AtomicBoolean(true);
+        gcs.faults().beforeNext(Operation.PATCH, "gcslock/late-200", new Runnable() {
+            @Override
+            public void run() {
+                CountDownLatch mine = new CountDownLatch(1);
+                held.add(mine);
+                if (holding.get()) {
+                    gcs.faults().beforeNext(Operation.PATCH, "gcslock/late-200", this);
+                }
+                try {
+                    mine.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        Lease lease = r.tryAcquire("late-200").orElseThrow();
+        try {
+            await("the lease to be lost at its deadline while its PATCHes are held")
+                    .atMost(Duration.ofSeconds(60)).until(() -> lost.containsKey("late-200"));
+            holding.set(false);
+            held.get(held.size() - 1).countDown(); // the PATCH in flight commits, and its call gets 200
+            await("the PATCH in flight to commit (metageneration 2)")
+                    .atMost(Duration.ofSeconds(30)).until(() -> object("late-200").getMetageneration() == 2);
+            lease.release(); // waits for a refresh in flight; its events come before 'released'
+            assertThat(released.computeIfAbsent("late-200", n -> new CountDownLatch(1)).await(10, TimeUnit.SECONDS)).isTrue();
+            assertThat(lost.get("late-200")).contains("no refresh was confirmed");
+            assertThat(refreshes("late-200")).as("no refresh of the lost lease is reported").isZero();
+            assertThat(lease.isHealthy()).isFalse();
+        } finally {
+            synchronized (held) {
+                held.forEach(CountDownLatch::countDown);
+            }
+        }
+    }
+
+    /**
      * The interleaving: a lease's refresh PATCH is in flight (held in the emulator) when the application closes
      * the registry. {@code close()} must let that refresh finish, then release the lease — deleting its object,
      * which the late refresh moved on by one metageneration (rule 12: the guarded DELETE meets 412, the object

@@ -418,9 +418,11 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         if (aborted || !threads.contains(Thread.currentThread())) {
             return;
         }
-        // A step of the loss, taken under the lease's monitor (rule 20): the thread is not paused there for long (time
-        // moves at most LATENESS past it), so that "told lost soon" is judged on the engine, not on a process pause.
-        long bound = step.startsWith("loss of") ? now + LATENESS : Long.MAX_VALUE;
+        // A step of the loss, taken under the lease's monitor (rule 20), and a refresh between its reply and its
+        // confirmation (rule 11: the deadline may pass there): the thread is not paused there for long (time moves at
+        // most LATENESS past it), so that "told lost soon" and "no loss without a fault" are judged on the engine, not on
+        // a process pause.
+        long bound = step.startsWith("loss of") || step.endsWith(": reply in") ? now + LATENESS : Long.MAX_VALUE;
         long parkedAt = now;
         new Yield(step) {
             @Override
