@@ -227,10 +227,13 @@ muts = [
  ("rule 16: a takeover DELETE that finds the object gone creates next without a read", E+'AcquireAttempt.java', "} else if (deleted == LockStore.GuardedDelete.GONE) {", "} else if (false) {", "AlgorithmRulesTest#aTakeoverDeleteThatFindsTheObjectGoneCreatesWithoutAnotherRead"),
  # issue 29: found by the interleaving explorer once a yield point opened the window (the deadline declaring the loss
  # between a refresh's check and its confirmation: 'refreshed' after 'lost')
- ("rule 11: a refresh is confirmed only while the lease is ACTIVE and within its deadline, in one step with the loss", E+'GcsLease.java', "if (state != State.ACTIVE || engine.nanoTime() - deadlineNanos() >= 0) {", "if (false) {", "RefreshCapacityTest#aRefreshWhoseReplyComesAfterItsLeaseWasLostDoesNotReviveItOrReportARefresh"),
+ ("rule 11: a refresh is confirmed only while the lease is ACTIVE and within its deadline, in one step with the loss", E+'GcsLease.java', "if (state != State.ACTIVE || !releasing && engine.nanoTime() - deadlineNanos() >= 0) {", "if (false) {", "RefreshCapacityTest#aRefreshWhoseReplyComesAfterItsLeaseWasLostDoesNotReviveItOrReportARefresh"),
+ # found by the independent review of the fix above: a release (or close()) waiting for a refresh answered past the
+ # deadline was reported lost
+ ("rule 11: a refresh answered past the deadline does not declare a releasing lease lost", E+'GcsLease.java', "if (state != State.ACTIVE || !releasing && engine.nanoTime() - deadlineNanos() >= 0) {", "if (state != State.ACTIVE || engine.nanoTime() - deadlineNanos() >= 0) {", "ConfirmRefreshReviewTest#aReleaseWaitingForARefreshAnsweredPastTheDeadlineIsNotReportedLost"),
  # (was 'LOST is final: a late 412 adoption does not confirm a lost lease', on LeaseKeeper's own state check after the 412's
  # read: that check went into GcsLease#confirmRefresh, one step with the loss; the same test pins it there)
- ("LOST is final: a late 412 adoption does not confirm a lost lease", E+'GcsLease.java', "if (state != State.ACTIVE || engine.nanoTime() - deadlineNanos() >= 0) {", "if (engine.nanoTime() - deadlineNanos() >= 0 && state == State.ACTIVE) {", "RefreshCapacityTest#aRefreshThatMeets412AfterItsLeaseWasLostDoesNotReviveItOrReportARefresh"),
+ ("LOST is final: a late 412 adoption does not confirm a lost lease", E+'GcsLease.java', "if (state != State.ACTIVE || !releasing && engine.nanoTime() - deadlineNanos() >= 0) {", "if (!releasing && engine.nanoTime() - deadlineNanos() >= 0 && state == State.ACTIVE) {", "RefreshCapacityTest#aRefreshThatMeets412AfterItsLeaseWasLostDoesNotReviveItOrReportARefresh"),
  ("rule 14: a second close() on a thread with its own create in flight does not wait for the first", E+'LeaseIssuer.java', "if (!createInFlightOnThisThread() && !release.releasingOnThisThread()) {", "if (true) {", "CloseDuringCreateTest#aCloseByTheCreatesListenerWhileAnotherCloseWaitsForThatCreateDoesNotHangForTheBound"),
 ]
 import re, time, shutil, glob

@@ -373,7 +373,9 @@ final class GcsLease implements Lease {
      * @return false if the lease was lost (before, or now because its deadline had passed): nothing was confirmed
      */
     synchronized boolean confirmRefresh(long newMetageneration, long sentNanos, Instant gcsUpdated, LeaseTiming carried) {
-        if (state != State.ACTIVE || engine.nanoTime() - deadlineNanos() >= 0) {
+        // As isHealthy() judges: a lease whose release has begun is not declared lost by its deadline (the application
+        // let it go; its release waits for this refresh and needs the object's new metageneration).
+        if (state != State.ACTIVE || !releasing && engine.nanoTime() - deadlineNanos() >= 0) {
             markLost(deadlineReason()); // none if lost already; else the reply came after the deadline: already unhealthy
             return false;
         }
