@@ -66,6 +66,44 @@ class RefreshCapacityTest extends EmulatorTestBase {
         return n == null ? 0 : n.get();
     }
 
+    /**
+     * Every PATCH of lock {@code name} is held in the emulator (each until its own latch opens) until
+     * {@link HeldPatches#stopHolding}: a lease whose refreshes all hang, and each of them can be let through alone.
+     */
+    private HeldPatches holdEveryPatch(String name) {
+        HeldPatches held = new HeldPatches();
+        gcs.faults().beforeNext(Operation.PATCH, "gcslock/" + name, new Runnable() {
+            @Override
+            public void run() {
+                CountDownLatch mine = new CountDownLatch(1);
+                held.add(mine);
+                if (held.holding) {
+                    gcs.faults().beforeNext(Operation.PATCH, "gcslock/" + name, this);
+                }
+                try {
+                    mine.await(60, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        });
+        return held;
+    }
+
+    /** The latches of the PATCHes held so far, oldest first. */
+    private static final class HeldPatches extends java.util.concurrent.CopyOnWriteArrayList<CountDownLatch> {
+        private volatile boolean holding = true;
+
+        /** The PATCHes sent from now on go through. */
+        void stopHolding() {
+            holding = false;
+        }
+
+        void letAllGo() {
+            forEach(CountDownLatch::countDown);
+        }
+    }
+
     /** Holds the next PATCH of lock {@code name} until {@code release} opens; counts it into {@code arrived}. */
     private void holdNextPatch(String name, CountDownLatch arrived, CountDownLatch release) {
         gcs.faults().beforeNext(Operation.PATCH, "gcslock/" + name, () -> {
@@ -196,33 +234,15 @@ class RefreshCapacityTest extends EmulatorTestBase {
     void aRefreshThatMeets412AfterItsLeaseWasLostDoesNotReviveItOrReportARefresh() throws Exception {
         // TTL 6 s: deadline 4.8 s after the last confirmed write; each PATCH gives up after 2 s.
         GcsLockRegistry r = registry(Duration.ofSeconds(6), Duration.ofMillis(300), Duration.ofSeconds(2), 19);
-        List<CountDownLatch> held = java.util.Collections.synchronizedList(new ArrayList<>());
-        AtomicBoolean holding = new AtomicBoolean(true);
-        gcs.faults().beforeNext(Operation.PATCH, "gcslock/late", new Runnable() {
-            @Override
-            public void run() {
-                CountDownLatch mine = new CountDownLatch(1);
-                held.add(mine);
-                if (holding.get()) {
-                    gcs.faults().beforeNext(Operation.PATCH, "gcslock/late", this);
-                }
-                try {
-                    mine.await(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
+        HeldPatches held = holdEveryPatch("late");
         Lease lease = r.tryAcquire("late").orElseThrow();
         await("the lease to be lost while its PATCHes are held")
                 .atMost(Duration.ofSeconds(60)).until(() -> lost.containsKey("late"));
-        holding.set(false);
+        held.stopHolding();
         held.get(0).countDown(); // the oldest held PATCH commits: our refresh id is in the object
         await("the oldest held PATCH to commit (metageneration 2)")
                 .atMost(Duration.ofSeconds(30)).until(() -> object("late").getMetageneration() == 2);
-        synchronized (held) {
-            held.forEach(CountDownLatch::countDown); // the rest meet 412, the one in flight among them
-        }
+        held.letAllGo(); // the rest meet 412, the one in flight among them
         lease.release(); // waits for a refresh in flight; its events come before 'released'
         assertThat(released.computeIfAbsent("late", n -> new CountDownLatch(1)).await(10, TimeUnit.SECONDS)).isTrue();
         assertThat(refreshes("late")).as("no refresh of the lost lease is reported").isZero();
@@ -241,28 +261,12 @@ class RefreshCapacityTest extends EmulatorTestBase {
     void aRefreshWhoseReplyComesAfterItsLeaseWasLostDoesNotReviveItOrReportARefresh() throws Exception {
         // TTL 6 s: deadline 4.8 s after the create's send; each PATCH gives up after 2 s, so the third is in flight then.
         GcsLockRegistry r = registry(Duration.ofSeconds(6), Duration.ofMillis(300), Duration.ofSeconds(2), 19);
-        List<CountDownLatch> held = java.util.Collections.synchronizedList(new ArrayList<>());
-        AtomicBoolean holding = new AtomicBoolean(true);
-        gcs.faults().beforeNext(Operation.PATCH, "gcslock/late-200", new Runnable() {
-            @Override
-            public void run() {
-                CountDownLatch mine = new CountDownLatch(1);
-                held.add(mine);
-                if (holding.get()) {
-                    gcs.faults().beforeNext(Operation.PATCH, "gcslock/late-200", this);
-                }
-                try {
-                    mine.await(60, TimeUnit.SECONDS);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-            }
-        });
+        HeldPatches held = holdEveryPatch("late-200");
         Lease lease = r.tryAcquire("late-200").orElseThrow();
         try {
             await("the lease to be lost at its deadline while its PATCHes are held")
                     .atMost(Duration.ofSeconds(60)).until(() -> lost.containsKey("late-200"));
-            holding.set(false);
+            held.stopHolding();
             held.get(held.size() - 1).countDown(); // the PATCH in flight commits, and its call gets 200
             await("the PATCH in flight to commit (metageneration 2)")
                     .atMost(Duration.ofSeconds(30)).until(() -> object("late-200").getMetageneration() == 2);
@@ -272,9 +276,7 @@ class RefreshCapacityTest extends EmulatorTestBase {
             assertThat(refreshes("late-200")).as("no refresh of the lost lease is reported").isZero();
             assertThat(lease.isHealthy()).isFalse();
         } finally {
-            synchronized (held) {
-                held.forEach(CountDownLatch::countDown);
-            }
+            held.letAllGo();
         }
     }
 
