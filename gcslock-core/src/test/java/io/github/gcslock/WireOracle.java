@@ -253,6 +253,44 @@ final class WireOracle {
         }
     }
 
+    /**
+     * Rule 16 after a takeover DELETE that meets 404 (a stale holder's object, or this process's leak, deleted by someone
+     * else between the call's read and its guarded DELETE): the name was found free, so the create comes next, "as after a
+     * read that found it free"; only a refused DELETE (412: the object changed) is followed by a read. Judged on every
+     * acquiring call that acquired or was refused (a call that ended otherwise may read to delete its own create of
+     * unknown outcome), whose registry was not closing before it ended ({@code closingBefore}) and that no other call of
+     * its registry on the name overlapped: each DELETE of it answered 404 right after a read that found an object, and
+     * followed by another request of the call, is followed by a create. Not judged past the attempt's immediate retries
+     * (after the last one, the next look may read).
+     */
+    static void checkTakeoverDeleteGone(List<Call> calls, List<LoggedRequest> log, String prefix, java.util.function.Predicate<Call> closingBefore,
+            Consumer<String> violation) {
+        for (Call c : calls) {
+            if ((c.kind != Kind.ONE_SHOT && c.kind != Kind.WAIT) || c.end == Long.MAX_VALUE || c.name == null
+                    || !(c.acquired || c.error instanceof LockNotAcquiredException) || closingBefore.test(c) || overlapped(c, calls)) {
+                continue;
+            }
+            List<LoggedRequest> mine = untilWon(of(log, c.client, prefix + c.name, c.start, c.end));
+            int retries = 0; // requests after which an attempt may go round again at once (AcquireAttempt.MAX_IMMEDIATE_RETRIES)
+            for (int i = 1; i + 1 < mine.size(); i++) {
+                LoggedRequest r = mine.get(i);
+                if (r.operation() == Operation.DELETE || (r.operation() == Operation.GET && r.status() == 404)
+                        || (r.operation() == Operation.PATCH && r.status() / 100 != 2)) {
+                    retries++;
+                }
+                if (retries > 3) {
+                    break;
+                }
+                if (r.operation() == Operation.DELETE && r.status() == 404 && mine.get(i - 1).operation() == Operation.GET
+                        && mine.get(i - 1).status() == 200 && mine.get(i + 1).operation() == Operation.GET) {
+                    violation.accept(c + " read again after its takeover DELETE met 404: " + ops(mine) + " (rule 16: a takeover"
+                            + " DELETE that finds the object gone found the name free; the create comes next, without a read)");
+                    break;
+                }
+            }
+        }
+    }
+
     private static void checkOneShot(Call c, List<Call> calls, List<LoggedRequest> log, String object, List<LoggedRequest> mine,
             Consumer<String> violation) {
         // Rule 16: "A one-shot attempt (tryAcquire, a wait of zero) always makes at least one request."
