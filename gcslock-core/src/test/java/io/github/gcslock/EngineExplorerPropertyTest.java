@@ -179,7 +179,7 @@ class EngineExplorerPropertyTest {
         Map<Kind, Integer> weights = Map.ofEntries(Map.entry(Kind.ACQUIRE, 5), Map.entry(Kind.RELEASE, 4), Map.entry(Kind.WAIT, 2),
                 Map.entry(Kind.TIME, 3), Map.entry(Kind.FAULT, 2), Map.entry(Kind.LISTENER, 2), Map.entry(Kind.TICK, 2),
                 Map.entry(Kind.FOLLOW, 2), Map.entry(Kind.RELEASE_AFTER, 2), Map.entry(Kind.RENEW, 2), Map.entry(Kind.EXTREMES, 2),
-                Map.entry(Kind.AIMED, 7));
+                Map.entry(Kind.AIMED, 5));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -368,14 +368,14 @@ class EngineExplorerPropertyTest {
 
     static Action.Independent<World> aimedAction() {
         // the shapes a past defect needed, drawn often; the costly one (2-3 s of hanging refreshes) less; the three of the
-        // last review (rules 14 and 16) cheap, and often (Kind.AIMED's weight keeps the older shapes as frequent as before)
+        // last review (rules 14 and 16) are cheap (Kind.AIMED 7 kept the older ones as frequent as before, but cost +40 % time)
         Arbitrary<Aimed> aimed0 = Arbitraries.frequency(net.jqwik.api.Tuple.of(2, Aimed.LATE_REFRESH),
                 net.jqwik.api.Tuple.of(2, Aimed.LATE_REFRESH_THEN_RELEASE), net.jqwik.api.Tuple.of(2, Aimed.LATE_REFRESH_THEN_RENEW),
                 net.jqwik.api.Tuple.of(1, Aimed.LATE_REFRESH_THEN_CLOSE), net.jqwik.api.Tuple.of(4, Aimed.FOREIGN_CHANGE),
                 net.jqwik.api.Tuple.of(2, Aimed.FOREIGN_CHANGE_THEN_RELEASE), net.jqwik.api.Tuple.of(3, Aimed.FOREIGN_REWRITE_THEN_RELEASE),
                 net.jqwik.api.Tuple.of(4, Aimed.REFRESHES_HANG_UNTIL_LOST), net.jqwik.api.Tuple.of(2, Aimed.OTHER_LEASES_REFRESHES_HANG),
-                net.jqwik.api.Tuple.of(3, Aimed.CREATE_REPLY_LOST_IN_A_CUT_OFF), net.jqwik.api.Tuple.of(8, Aimed.CREATE_REPLY_LOST_THEN_CLOSE),
-                net.jqwik.api.Tuple.of(4, Aimed.STALE_OBJECT_GONE_BEFORE_TAKEOVER), net.jqwik.api.Tuple.of(6, Aimed.SECOND_CLOSE_IN_CREATE_LISTENER));
+                net.jqwik.api.Tuple.of(3, Aimed.CREATE_REPLY_LOST_IN_A_CUT_OFF), net.jqwik.api.Tuple.of(6, Aimed.CREATE_REPLY_LOST_THEN_CLOSE),
+                net.jqwik.api.Tuple.of(3, Aimed.STALE_OBJECT_GONE_BEFORE_TAKEOVER), net.jqwik.api.Tuple.of(4, Aimed.SECOND_CLOSE_IN_CREATE_LISTENER));
         String only = System.getProperty("gcslock.explorer.aimed"); // narrows the aimed faults: -Dgcslock.explorer.aimed=A,B (names of Aimed)
         Arbitrary<Aimed> aimed = only == null ? aimed0
                 : Arbitraries.of(Arrays.stream(only.split(",")).map(String::trim).map(Aimed::valueOf).toList());
