@@ -20,8 +20,8 @@
 # Ledger: every explorer verdict is also written to dev/catalogue/<UTC time>-<pid>.tsv (one file per invocation, so that
 # runs on several branches merge without conflicts): time, commit of the tree, label, verdict, explorers, runs, tries,
 # detail. Commit those files with the work they measured.
-# --summary: no run; the latest verdict per mutation of this list from the ledger (FALSE FIND and NO RESULT do not
-# count as measured), the kill rate over the measured ones, and the mutations never measured.
+# --summary: no run; the latest verdict per mutation of this list and explorer set from the ledger, FOUND if one set's
+# latest is (FALSE FIND and NO RESULT do not count as measured), the kill rate over the measured ones, and the mutations never measured.
 # A label selects every mutation whose label contains it; '=<label>' selects only the mutation of exactly that label.
 import subprocess, sys, os
 os.chdir(os.path.join(os.path.dirname(os.path.abspath(__file__)), '..'))
@@ -349,12 +349,18 @@ def record(label, line):
                               which, str(runs), str(tries), detail.replace('\t', ' ').replace('\n', ' ')]) + '\n')
 
 if summary:
-    latest = {}
+    # the latest verdict per mutation and explorer set (--which); a mutation is FOUND if one set's latest verdict is
+    latest_by = {}
     for path in sorted(glob.glob(LEDGER + '*.tsv')):
         for row in open(path):
             f = row.rstrip('\n').split('\t')
-            if len(f) >= 8 and f[3] in ('FOUND', 'NOT FOUND') and (f[2] not in latest or latest[f[2]][0] <= f[0]):
-                latest[f[2]] = f
+            key = (f[2], f[4]) if len(f) >= 8 else None
+            if key and f[3] in ('FOUND', 'NOT FOUND') and (key not in latest_by or latest_by[key][0] <= f[0]):
+                latest_by[key] = f
+    latest = {}
+    for (label, _), f in sorted(latest_by.items(), key=lambda kv: kv[1][0]):
+        if label not in latest or f[3] == 'FOUND' or latest[label][3] != 'FOUND':
+            latest[label] = f
     labels = [m[0] for m in muts if not only or any(o[1:] == m[0] if o.startswith('=') else o in m[0] for o in only)]
     measured = [l for l in labels if l in latest]
     hits = [l for l in measured if latest[l][3] == 'FOUND']
