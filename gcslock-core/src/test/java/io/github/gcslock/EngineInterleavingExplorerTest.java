@@ -715,6 +715,111 @@ class EngineInterleavingExplorerTest {
         });
     }
 
+    /**
+     * Rule 14 (issue 29: the catalogue's misses of close() and its creates in flight): close() racing an application
+     * thread's request, no faults. p2 holds y for a moment; p1's waiter asks for y (its looks read), p1's creator for x (a
+     * one-shot or a short wait: its create comes first). Per run, one of: p1 is closed as soon as a read of p1 that will
+     * find its name free is sent, its reply slow (0.3 to 1.5 s); p1 is closed as soon as a create of p1 is sent, the
+     * create slow on its way (it commits after); or a request listener of a create in flight on p1's application thread
+     * closes p1 itself, the first close(). Checks (every scenario): no create of a registry is sent, and none commits,
+     * once its close() returned ({@code checkNoCreateAfterClose}); here, a close() on the thread of its own create in
+     * flight returns within half its bound ({@code closeInOwnCreateListener}). Half of {@link #RUNS} (a narrow scenario).
+     */
+    @Test
+    void closeRacingACreateOrAReadInFlight() {
+        explore("close() racing a create or a read in flight", false, 2, run -> {
+            GcsLockRegistry r1 = run.registry("p1");
+            GcsLockRegistry r2 = run.registry("p2");
+            int variant = run.setup.nextInt(3);
+            Duration slow = Duration.ofMillis(300 + run.setup.nextInt(1_200));
+            if (variant < 2) {
+                run.closeTrigger = new Run.CloseTrigger("p1", variant == 0 ? "get" : "create", slow);
+                run.world.note("p1 is closed as soon as " + (variant == 0 ? "a read of a free name" : "a create") + " of p1 is sent");
+            } else {
+                run.world.note("a request listener of p1's create in flight closes p1 on that thread");
+                r1.addListener(new LockEventListener() {
+                    @Override
+                    public void requestAnswered(String name) {
+                        closeHere();
+                    }
+
+                    @Override
+                    public void requestFailed(String name, GcsLockException error) {
+                        closeHere();
+                    }
+
+                    void closeHere() {
+                        if (Thread.currentThread().getName().startsWith("actor-p1-")) {
+                            run.closeInOwnCreateListener(r1);
+                        }
+                    }
+                });
+            }
+            Duration yHeld = Duration.ofMillis(300 + run.setup.nextInt(1_500));
+            Duration xAt = run.upTo(2);
+            boolean xWaits = run.setup.nextBoolean();
+            run.actor("p2-holder", () -> run.hold(run.tryAcquire(r2, "y"), yHeld));
+            run.actor("p1-waiter", () -> {
+                run.world.sleepVirtual(Duration.ofMillis(100));
+                run.hold(run.acquire(r1, "y", Duration.ofSeconds(8)), Duration.ofSeconds(1));
+            });
+            run.actor("p1-creator", () -> {
+                run.world.sleepVirtual(xAt);
+                run.hold(xWaits ? run.acquire(r1, "x", Duration.ofSeconds(2)) : run.tryAcquire(r1, "x"), Duration.ofSeconds(1));
+            });
+            run.actor("p1-close", () -> {
+                Run.CloseTrigger c = run.closeTrigger;
+                if (c != null) {
+                    run.world.await(c.fired, Duration.ofSeconds(20).toNanos());
+                    run.closeAfter(r1, Duration.ZERO);
+                } else {
+                    run.closeAfter(r1, Duration.ofSeconds(20)); // a second close() (the listener's may come first)
+                }
+            });
+            run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(25)));
+        });
+    }
+
+    /**
+     * Rule 11 (issue 29: the catalogue's miss of a releasing lease declared lost): p1's refresh thread is paused (a GC
+     * pause, a stalled host) after GCS answered its first refresh that commits, until 0 to 1 s after the lease's deadline,
+     * holding the lease's I/O lock; meanwhile p1's holder releases the lease, or p1 is closed, at a moment drawn from 2 s
+     * before the deadline to 1 s after it (a release then waits for the refresh). Its loss is no defect (a process pause);
+     * checked in every scenario: a lease whose release began before its deadline is never told lost by that deadline
+     * ({@code checkNotLostWhileReleasing}). Half of {@link #RUNS} (a narrow scenario).
+     */
+    @Test
+    void aReleaseRacingARefreshPausedPastTheDeadline() {
+        explore("a release racing a refresh paused past the deadline", false, 2, run -> {
+            GcsLockRegistry r1 = run.registry("p1");
+            GcsLockRegistry r2 = run.registry("p2");
+            run.pausedProcesses.add("p1");
+            Run.RefreshPause pause = new Run.RefreshPause("p1", Duration.ofMillis(run.setup.nextInt(1_000)));
+            run.refreshPause = pause;
+            long offset = Duration.ofMillis(run.setup.nextInt(3_000) - 2_000).toNanos();
+            boolean byClose = run.setup.nextInt(3) == 0;
+            run.world.note("p1's refresh thread is paused until " + pause.past + " past the deadline; p1 "
+                    + (byClose ? "is closed" : "releases") + " at " + Duration.ofNanos(offset) + " from it");
+            run.actor("p1-holder", () -> {
+                Lease x = run.acquire(r1, "x", Duration.ofSeconds(2));
+                if (x == null || !run.world.await(pause.paused, Duration.ofSeconds(20).toNanos())) {
+                    run.hold(x, Duration.ZERO);
+                    return;
+                }
+                long at = pause.deadline + offset;
+                run.world.sleepVirtual(Duration.ofNanos(Math.max(0, at - run.world.nanoTime())));
+                if (byClose) {
+                    run.closeAfter(r1, Duration.ZERO);
+                } else {
+                    run.release(x);
+                }
+            });
+            run.actor("p2-wait", () -> run.hold(run.acquire(r2, "x", Duration.ofSeconds(30)), Duration.ofSeconds(1)));
+            run.actor("p1-close", () -> run.closeAfter(r1, Duration.ofSeconds(40)));
+            run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(45)));
+        });
+    }
+
     // ------------------------------------------------------------------ the harness
 
     private static void explore(String scenario, boolean faults, Consumer<Run> setup) {
@@ -887,12 +992,250 @@ class EngineInterleavingExplorerTest {
                 long sent = world.nanoTime();
                 if (request.op().equals("create")) {
                     createSentOn.put(Thread.currentThread(), sent);
+                    checkNoCreateAfterClose(InMemoryStorage.client(), request, "sent");
                 }
                 if (request.op().equals("update") && InMemoryStorage.client() != null) {
                     updateSent.put(InMemoryStorage.client() + "|" + request.object(), sent);
                 }
-                return answeredSlowly(request, sent, world.serve(request, observed(request, faults ? interfering(request, apply) : apply)));
+                CloseTrigger closeOn = closeOnRequest(request);
+                Object reply = answeredSlowly(request, sent, world.serve(request, observed(request, faults ? interfering(request, apply) : apply)));
+                if (closeOn != null && request.op().equals("get")) {
+                    late(closeOn.slow); // the reply of the read close() raced comes late: close() may return first
+                }
+                pauseRefreshPastTheDeadline(request);
+                return reply;
             };
+        }
+
+        // ------------------------------------------------------------------ close() racing a create or a read in flight
+
+        /**
+         * A scenario's close() of {@code process}, as soon as one of its application threads sends a request of kind
+         * {@code op} ("create"; "get" of an object absent when it is sent: a read that will find the name free). The request
+         * is then slow ({@code slow}, within the operation timeout): a create on its way to GCS, a read's reply on its way
+         * back, so that close() may run to its end meanwhile (rule 14).
+         */
+        static final class CloseTrigger {
+            final String process;
+            final String op;
+            final Duration slow;
+            final java.util.concurrent.CountDownLatch fired = new java.util.concurrent.CountDownLatch(1);
+
+            CloseTrigger(String process, String op, Duration slow) {
+                this.process = process;
+                this.op = op;
+                this.slow = slow;
+            }
+        }
+
+        /** The scenario's close trigger ({@link CloseTrigger}); null: none. */
+        volatile CloseTrigger closeTrigger;
+
+        /**
+         * Fires {@link #closeTrigger} on the first request it names (on the requesting thread, as it is sent); a create is
+         * then held on its way for the trigger's time (it commits later). Returns the trigger if it fired here.
+         */
+        CloseTrigger closeOnRequest(InMemoryStorage.Request request) {
+            CloseTrigger c = closeTrigger;
+            Thread t = Thread.currentThread();
+            if (c == null || c.fired.getCount() == 0 || !c.process.equals(InMemoryStorage.client()) || !request.op().equals(c.op)
+                    || !t.getName().startsWith("actor-" + c.process + "-") || administrators.contains(t)
+                    || (c.op.equals("get") && bucket.peek(request.object()) != null)) {
+                return null;
+            }
+            c.fired.countDown();
+            world.note(t.getName() + "'s " + request + " is slow (" + c.slow + "): " + c.process + " is closed meanwhile");
+            if (c.op.equals("create")) {
+                late(c.slow); // on its way: it commits after this
+            }
+            return c;
+        }
+
+        /** This thread's request is slow by {@code d} of virtual time (a slow network); an interrupt meanwhile is kept. */
+        void late(Duration d) {
+            long end = world.nanoTime() + d.toNanos();
+            boolean interrupted = false;
+            while (world.nanoTime() - end < 0) {
+                try {
+                    world.sleep(end - world.nanoTime());
+                } catch (InterruptedException e) {
+                    interrupted = true;
+                }
+            }
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
+
+        /**
+         * Rule 14: once a registry's close() has returned, no create of it is sent, and none commits: close() waits for the
+         * creates in flight (each ends once its lease is handed out or its object deleted again), and a create that finds
+         * the registry closed is not sent. A close() that waited its whole bound and gave up is not judged.
+         */
+        void checkNoCreateAfterClose(String client, InMemoryStorage.Request request, String what) {
+            GcsLockRegistry r = client == null ? null : byClient.get(client);
+            if (r == null || !closeReturned.contains(r) || closeGaveUp.contains(r) || administrators.contains(Thread.currentThread())) {
+                return;
+            }
+            violations.add("a create of " + names.get(r) + (request != null ? " (" + request + ")" : "") + " on "
+                    + Thread.currentThread().getName() + " was " + what + " after its close() returned (rule 14: close() waits for"
+                    + " the creates in flight, and no create is sent once the registry is closed)");
+        }
+
+        /**
+         * Rule 14: a close() called by a request listener of a create in flight on its own thread, as the first close() of
+         * {@code r}, does not wait for that create: it cannot end while close() waits (close() would sit out its whole
+         * bound). Judged on what the closing thread waited for ({@link VirtualWorld#latchesAwaited}), not on how long it
+         * took: the schedule may leave the other threads close() waits for paused for as long as it likes.
+         */
+        void closeInOwnCreateListener(GcsLockRegistry r) {
+            AcquireAttempt.CreateInFlight own = createInFlightOn(r, Thread.currentThread());
+            if (engineClosed(r) || own == null) {
+                return;
+            }
+            Thread me = Thread.currentThread();
+            world.note(me.getName() + ": a request listener of its create in flight closes " + names.get(r) + " (the first close())");
+            List<java.util.concurrent.CountDownLatch> awaited = world.latchesAwaited.computeIfAbsent(me,
+                    t -> Collections.synchronizedList(new ArrayList<>()));
+            int before = awaited.size();
+            long began = world.nanoTime();
+            try {
+                closeAfter(r, Duration.ZERO);
+            } catch (InterruptedException e) {
+                me.interrupt();
+                return;
+            }
+            boolean waitedForItself;
+            synchronized (awaited) {
+                waitedForItself = awaited.subList(before, awaited.size()).stream().anyMatch(l -> l == own.ended);
+            }
+            if (waitedForItself) {
+                violations.add("close() of " + names.get(r) + " by a request listener of a create in flight on " + me.getName()
+                        + " waited for that very create (returned after " + Duration.ofNanos(world.nanoTime() - began) + "; rule 14:"
+                        + " close() does not wait for a create on its own thread, which cannot end while it waits)");
+            }
+        }
+
+        /** White-box: the create of {@code r} in flight on {@code t} (rule 14), or null. */
+        static AcquireAttempt.CreateInFlight createInFlightOn(GcsLockRegistry r, Thread t) {
+            try {
+                java.lang.reflect.Field f = GcsLockRegistry.class.getDeclaredField("issuer");
+                f.setAccessible(true);
+                Object issuer = f.get(r);
+                java.lang.reflect.Field c = LeaseIssuer.class.getDeclaredField("creates");
+                c.setAccessible(true);
+                synchronized (lifecycleOf(issuer)) {
+                    for (Object o : (java.util.Collection<?>) c.get(issuer)) {
+                        AcquireAttempt.CreateInFlight create = (AcquireAttempt.CreateInFlight) o;
+                        if (create.thread == t) {
+                            return create;
+                        }
+                    }
+                }
+                return null;
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+
+        private static Object lifecycleOf(Object issuer) throws ReflectiveOperationException {
+            java.lang.reflect.Field l = LeaseIssuer.class.getDeclaredField("lifecycle");
+            l.setAccessible(true);
+            return l.get(issuer);
+        }
+
+        // ------------------------------------------------------------------ a refresh paused past its lease's deadline
+
+        /**
+         * A scenario's pause of {@code process}'s refresh thread (a GC pause, a stalled host): its first refresh that
+         * commits is answered, and the thread then goes on only {@code past} after its lease's deadline (rule 11), holding
+         * the lease's I/O lock all that time. {@link #paused} is let go as the pause begins, {@link #deadline} set.
+         */
+        static final class RefreshPause {
+            final String process;
+            final Duration past;
+            final java.util.concurrent.CountDownLatch paused = new java.util.concurrent.CountDownLatch(1);
+            volatile long deadline;
+
+            RefreshPause(String process, Duration past) {
+                this.process = process;
+                this.past = past;
+            }
+        }
+
+        /** The scenario's refresh pause ({@link RefreshPause}); null: none. */
+        volatile RefreshPause refreshPause;
+
+        /** Processes a scenario pauses on purpose ({@link RefreshPause}): a loss of theirs is no defect. */
+        final Set<String> pausedProcesses = ConcurrentHashMap.newKeySet();
+
+        void pauseRefreshPastTheDeadline(InMemoryStorage.Request request) {
+            RefreshPause p = refreshPause;
+            Thread t = Thread.currentThread();
+            String client = InMemoryStorage.client();
+            if (p == null || p.paused.getCount() == 0 || !request.op().equals("update") || !p.process.equals(client)
+                    || !t.getName().startsWith("gcslock-refresh-")) {
+                return;
+            }
+            GcsLockRegistry r = byClient.get(client);
+            Held h;
+            synchronized (held) {
+                h = held.stream().filter(x -> x.registry == r && !x.nested && request.object().equals("gcslock/" + x.lease.name())
+                        && x.gcsLease().state() == GcsLease.State.ACTIVE).findFirst().orElse(null);
+            }
+            if (h == null) {
+                return;
+            }
+            p.deadline = h.gcsLease().deadlineNanos();
+            p.paused.countDown();
+            long until = p.deadline + p.past.toNanos();
+            world.note(t.getName() + " is paused after the reply of " + request + " until " + p.past + " past " + h
+                    + "'s deadline");
+            late(Duration.ofNanos(Math.max(0, until - world.nanoTime())));
+        }
+
+        /**
+         * Rule 11: a lease whose release began before its deadline is not declared lost by that deadline — neither by the
+         * deadline thread, nor by {@code isHealthy()}, nor by a refresh answered after it (the release waits for that
+         * refresh and needs its metageneration; {@code GcsLease#confirmRefresh}). Judged on a loss told with the deadline's
+         * reason: the step "release of '...' begun" of the thread that releases it, after its hand-out, came before its
+         * deadline.
+         */
+        void checkNotLostWhileReleasing(String process, Lease lease, LockLostException reason) {
+            if (reason.getMessage() == null || !reason.getMessage().contains("no refresh was confirmed within")) {
+                return;
+            }
+            GcsLease g = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
+            long[] out = handedOut.get(g.leaseId());
+            Thread releaser = releasingThread(g);
+            if (out == null || releaser == null) {
+                return;
+            }
+            long deadline = g.deadlineNanos();
+            List<VirtualWorld.YieldAt> ys = world.parkedAtStep.getOrDefault(releaser, List.of());
+            synchronized (ys) {
+                for (VirtualWorld.YieldAt y : ys) {
+                    if (y.step().equals("release of '" + g.name() + "' begun") && y.parkedAt() - out[0] >= 0
+                            && y.parkedAt() - deadline < 0) {
+                        violations.add(process + "'s lease " + g.fencingToken() + " of '" + g.name() + "' was told lost (" + reason.getMessage()
+                                + ") though its release began on " + releaser.getName() + " " + Duration.ofNanos(deadline - y.parkedAt())
+                                + " before its deadline (rule 11: a lease whose release has begun is not declared lost by its"
+                                + " deadline; a refresh answered past it is confirmed)");
+                        return;
+                    }
+                }
+            }
+        }
+
+        /** White-box: the thread whose release of {@code g} began (null: none). */
+        static Thread releasingThread(GcsLease g) {
+            try {
+                java.lang.reflect.Field f = GcsLease.class.getDeclaredField("releasingThread");
+                f.setAccessible(true);
+                return (Thread) f.get(g);
+            } catch (ReflectiveOperationException e) {
+                throw new IllegalStateException(e);
+            }
         }
 
         /**
@@ -1076,6 +1419,14 @@ class EngineInterleavingExplorerTest {
             }
         }
 
+        /**
+         * Per thread, "lock|start of its call" of its last DELETE that GCS refused with 412 (the reply delivered): rule 16,
+         * a refused takeover DELETE (or a leak's retake) is followed by a read of the object, not a blind create; rule 12, a
+         * release's DELETE that meets 412 reads too. Judged on the thread's next request on that lock in the same call
+         * ({@link #observed}).
+         */
+        final Map<Thread, String> deleteRefused = new ConcurrentHashMap<>();
+
         /** Per thread, the requests the bucket applied for it with GCS's answer: "x|get 404", "x|create 412", ... */
         final Map<Thread, List<String>> answered = new ConcurrentHashMap<>();
         private final ThreadLocal<Integer> answeredAtStart = new ThreadLocal<>();
@@ -1094,6 +1445,15 @@ class EngineInterleavingExplorerTest {
                 violations.add(client + "'s takeover DELETE of '" + lock + "' on " + t.getName() + " found the object gone (404),"
                         + " and its next request on it was a read (rule 16: a DELETE that finds the object gone found the name"
                         + " free: the create comes next, without a read)");
+            }
+            String refused = deleteRefused.get(t);
+            if (refused != null && refused.startsWith(lock + "|")) {
+                deleteRefused.remove(t);
+                if (request.op().equals("create") && callStart != null && refused.equals(lock + "|" + callStart)) {
+                    violations.add(client + "'s DELETE of '" + lock + "' on " + t.getName() + " was refused (412), and its call's next"
+                            + " request on it was a create (rule 16: a refused takeover DELETE means the object changed since the"
+                            + " read, most likely held again: the object is read next; rule 12: a release reads it too)");
+                }
             }
             return () -> {
                 List<String> mine = answered.computeIfAbsent(t, k -> Collections.synchronizedList(new ArrayList<>()));
@@ -1117,6 +1477,10 @@ class EngineInterleavingExplorerTest {
                     return o;
                 } catch (com.google.cloud.storage.StorageException e) {
                     mine.add(lock + "|" + request.op() + " " + e.getCode());
+                    if (e.getCode() == 412 && request.op().equals("delete") && callStart != null && !administrators.contains(t)
+                            && !VirtualWorld.replyOfTheRequestAppliedIsLost()) {
+                        deleteRefused.put(t, lock + "|" + callStart);
+                    }
                     if (client != null) {
                         looks.add(new Look(client, lock, request.op(), e.getCode(), sent, world.nanoTime(), Long.MIN_VALUE, null, null, 0, 0, t, 0,
                                 false));
@@ -2745,15 +3109,15 @@ class EngineInterleavingExplorerTest {
                 closing.remove(me);
             }
             checkOneBound(r, me, callBegan);
+            boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
+            if (!withinBound) {
+                closeGaveUp.add(r); // a release it waited for may still run: its local state is not judged (see below)
+            }
             closeReturned.add(r);
             closeReturnedAt.putIfAbsent(r, world.nanoTime());
             if ((interrupted || interruptsOf(me) > sent) && !Thread.interrupted()) {
                 violations.add("close() of " + names.get(r) + " on an interrupted thread returned without the interrupt flag"
                         + " (rule 14: it is given back)");
-            }
-            boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
-            if (!withinBound) {
-                closeGaveUp.add(r); // a release it waited for may still run: its local state is not judged (see below)
             }
             synchronized (held) {
                 held.stream().filter(h -> h.registry == r).forEach(h -> h.releaseReturned = true);
@@ -2881,6 +3245,7 @@ class EngineInterleavingExplorerTest {
                 }
             }
             if (op.equals("create") && after != null) {
+                checkNoCreateAfterClose(client, null, "committed");
                 createdOn.computeIfAbsent(Thread.currentThread(), t -> Collections.synchronizedList(new ArrayList<>()))
                         .add(after.getGeneration());
                 // the lease of this object is the creating thread's own (its call may fail and release it there, rule 20)
@@ -3396,6 +3761,7 @@ class EngineInterleavingExplorerTest {
             @Override public void released(Lease lease) { record(lease, "released"); }
             @Override public void lost(Lease lease, LockLostException reason) {
                 record(lease, "lost");
+                checkNotLostWhileReleasing(process, lease, reason);
                 // rule 8: a refresh that meets 412 adopts the object when it is still ours and carries one of our refreshes
                 // whose outcome was unknown (its reply lost); only anything else is a loss
                 Blob b = bucket.peek("gcslock/" + lease.name());
@@ -3414,6 +3780,7 @@ class EngineInterleavingExplorerTest {
                     synchronized (held) {
                         held.stream().filter(h -> h.lease.leaseId().equals(lease.leaseId()) && !h.forced && !h.ownTtl && !h.nested
                                         && !closed.contains(h.registry) && !ownTiming.contains(names.get(h.registry))
+                                        && !pausedProcesses.contains(names.get(h.registry))
                                         && !lostAfterALateHandOut(process, lease) && !refreshSentAtTheCap(process, lease))
                                 .findFirst().ifPresent(h -> violations.add(process + " lost " + h + " with no fault: " + reason.getMessage()
                                         + " (README: a lease is kept while its process runs and GCS answers within the operation timeout)"));

@@ -332,6 +332,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             return true;
         }
         calls.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add("sleep");
+        latchesAwaited.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add(latch);
         String d = new TimedYield("await latch " + Duration.ofNanos(nanos), nanos) {
             @Override
             List<String> options() {
@@ -340,6 +341,9 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         }.await();
         return finish(d, () -> latch.getCount() == 0);
     }
+
+    /** Per thread, the latches it waited for (not counted down yet as it began to wait), in order: what a wait was for. */
+    final java.util.Map<Thread, List<CountDownLatch>> latchesAwaited = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** A thread queued on a local permit of the engine ({@link #tryAcquire}) since a virtual instant. */
     record PermitWait(Thread thread, long since, Semaphore permit) {
@@ -424,6 +428,8 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         // a process pause.
         long bound = step.startsWith("loss of") || step.endsWith(": reply in") ? now + LATENESS : Long.MAX_VALUE;
         long parkedAt = now;
+        parkedAtStep.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>()))
+                .add(new YieldAt(step, parkedAt, Long.MAX_VALUE));
         new Yield(step) {
             @Override
             List<String> options() {
@@ -449,6 +455,12 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
      * in the engine's own waits leaves that time out (close()'s one bound, rule 14).
      */
     final java.util.Map<Thread, List<YieldAt>> yields = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * Per thread, the yield points it reached, in order, as it parked there (resumedAt unknown: Long.MAX_VALUE): a step
+     * the thread has taken though the schedule has not let it go on yet (a release begun, the thread still parked).
+     */
+    final java.util.Map<Thread, List<YieldAt>> parkedAtStep = new java.util.concurrent.ConcurrentHashMap<>();
 
     private static boolean finish(String decision, Supplier<Boolean> ready) throws InterruptedException {
         switch (decision) {
