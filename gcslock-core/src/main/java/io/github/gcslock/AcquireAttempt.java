@@ -602,7 +602,7 @@ final class AcquireAttempt {
         long sent = nanoTime.getAsLong();
         BlobInfo change = BlobInfo.newBuilder(current.getBlobId())
                 .setMetadata(Map.of(LockObject.EXPIRES, engine.estimatedGcsNow().plus(ttl).toString(),
-                        LockObject.REFRESH, ProcessIdentity.randomHex(6)))
+                        LockObject.REFRESH, runtime.randomId(6)))
                 .build();
         try {
             Blob after = store.patch(change, current.getGeneration(), current.getMetageneration());

@@ -174,7 +174,7 @@ final class Acquirer {
             issuer.checkOpen(name);
             // Rule 16: always at least one request (a cron tick must not end with nobody running); a name last
             // seen held by another process costs 1 (a create refused unread while that is fresh, else a read).
-            String leaseId = ProcessIdentity.randomHex(8);
+            String leaseId = runtime.randomId(8);
             AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
             AcquireAttempt.Result result;
             try {
@@ -251,7 +251,7 @@ final class Acquirer {
         long start = nanoTime.getAsLong();
         // One lease id for the whole wait: if a create's reply is lost and the client gives up, our
         // next attempt finds the object with this id and adopts it instead of waiting out the TTL.
-        String leaseId = ProcessIdentity.randomHex(8);
+        String leaseId = runtime.randomId(8);
         // Creates of this wait whose outcome is unknown (lost reply, timeout): any of them may have
         // written the object we later adopt, so the adopted object is dated from the earliest.
         AcquireAttempt.UnknownCreates unknownCreates = new AcquireAttempt.UnknownCreates();
@@ -363,7 +363,7 @@ final class Acquirer {
                 continue; // the next look the attempt scheduled (its interval grows with the time waited): above
             }
             // Rule 16: after a 429 the write window, after other errors the backoff.
-            long delay = lastError != null ? pacing.afterError(lastError, n).toNanos() : pacing.backoff().delay(n).toNanos();
+            long delay = lastError != null ? pacing.afterError(lastError, n).toNanos() : pacing.backoffDelay(n).toNanos();
             n++;
             if (runtime.await(closing, Math.min(remaining, delay))) {
                 issuer.checkOpen(name); // close() woke us: fail now, not after the backoff

@@ -1,7 +1,7 @@
 package io.github.gcslock;
 
 import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
+import java.util.random.RandomGenerator;
 
 /**
  * Capped exponential backoff with full jitter. The cap keeps a waiter from sleeping for hours after
@@ -10,10 +10,13 @@ import java.util.concurrent.ThreadLocalRandom;
  */
 record Backoff(Duration initial, Duration max, double multiplier) {
 
-    /** The sleep before retry number {@code attempt} (0-based): uniform in [0, min(max, initial * multiplier^attempt)]. */
-    Duration delay(int attempt) {
+    /**
+     * The sleep before retry number {@code attempt} (0-based): uniform in [0, min(max, initial * multiplier^attempt)],
+     * drawn from {@code random} (the engine runtime's: see {@link EngineRuntime#random()}).
+     */
+    Duration delay(int attempt, RandomGenerator random) {
         double ceiling = initial.toNanos() * Math.pow(multiplier, Math.min(attempt, 64));
         long cap = (long) Math.min(max.toNanos(), ceiling);
-        return Duration.ofNanos(ThreadLocalRandom.current().nextLong(cap + 1));
+        return Duration.ofNanos(random.nextLong(cap + 1));
     }
 }

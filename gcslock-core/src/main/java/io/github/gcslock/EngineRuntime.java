@@ -8,9 +8,11 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
 
 /**
  * Internal seam, not API: where the engine gets its threads and how it waits for time to pass. {@link #REAL}
@@ -59,6 +61,16 @@ interface EngineRuntime {
         public long nanoTime() {
             return System.nanoTime();
         }
+
+        @Override
+        public RandomGenerator random() {
+            return ThreadLocalRandom.current();
+        }
+
+        @Override
+        public String randomId(int bytes) {
+            return ProcessIdentity.randomHex(bytes);
+        }
     };
 
     /** A single-thread scheduler (the refresh timer, the deadline thread), whose cancelled tasks leave its queue. */
@@ -75,6 +87,21 @@ interface EngineRuntime {
 
     /** Waits up to {@code nanos} for a permit of {@code permit}; true if this call took one. */
     boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException;
+
+    /**
+     * The source of the engine's jitter: the backoff, the poll interval, the write window's and the first refresh's
+     * spread (rules 10 and 16). Real: {@link ThreadLocalRandom}. A deterministic runtime gives a seeded generator, so
+     * that one seed replays one schedule (jitter drawn from elsewhere moves virtual time differently on every run).
+     */
+    RandomGenerator random();
+
+    /**
+     * A random id of {@code bytes} bytes in hex: a registry's owner id, a lease id, a refresh id (what makes "this
+     * object is ours" trustworthy, rules 3 and 8). Real: {@link java.security.SecureRandom}. A deterministic runtime
+     * draws them from its seed, for the same reason as {@link #random()}: the engine keeps leases in maps keyed by
+     * their ids, and a close() releases them in that order.
+     */
+    String randomId(int bytes);
 
     /** Sleeps {@code nanos} (a real wait, such as GCS's write window; not the registry's ticker). */
     void sleep(long nanos) throws InterruptedException;

@@ -61,9 +61,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         this.bucket = settings.bucket();
         this.prefix = settings.prefix();
         this.ttl = settings.ttl();
-        WaitPacing pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow());
+        WaitPacing pacing = new WaitPacing(settings.backoff(), settings.writeRateWindow(), b.runtime);
         LongSupplier nanoTime = b.nanoTime;
-        this.me = ProcessIdentity.create(b.identity, b.applicationName);
+        this.me = ProcessIdentity.create(b.identity, b.applicationName, b.runtime);
         this.listeners = new Listeners(b.listeners, nanoTime, b.runtime);
         store.reportOutcomesTo(listeners); // every request's outcome, from every path (requestAnswered/requestFailed)
         this.context = new EngineContext(settings, store, b.clock, nanoTime, me, listeners);

@@ -43,7 +43,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      * Creates sent, or about to be, whose lease is not handed out yet and whose object is not deleted again (rule 14);
      * guarded by {@link #lifecycle}. close() waits for them: an object of ours must not land after close() returned.
      */
-    private final java.util.Set<AcquireAttempt.CreateInFlight> creates = new java.util.HashSet<>();
+    private final java.util.Set<AcquireAttempt.CreateInFlight> creates = new java.util.LinkedHashSet<>(); // insertion order: a seed of the interleaving explorer replays one schedule
     /** Counted down when the first close() has finished, for a second one to wait on. */
     private final java.util.concurrent.CountDownLatch closeDone = new java.util.concurrent.CountDownLatch(1);
 

@@ -16,7 +16,6 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -124,7 +123,7 @@ final class LeaseKeeper implements AutoCloseable {
         // thread), and the deadline counts from the send, so a first refresh one interval after the hand-out could
         // come after the deadline and lose a lease with no fault (found by the interleaving explorer, issue 29). If
         // that moment has passed, the refresh goes out at once (after the write window, rule 21).
-        double share = 1 - FIRST_REFRESH_SPREAD * ThreadLocalRandom.current().nextDouble();
+        double share = 1 - FIRST_REFRESH_SPREAD * runtime.random().nextDouble();
         scheduleRefresh(lease, Math.min(engine.nanoTime(), lease.lastConfirmedNanos()) + (long) (period * share));
         armDeadline(lease);
     }
@@ -358,7 +357,7 @@ final class LeaseKeeper implements AutoCloseable {
             Instant expires = engine.estimatedGcsNow().plus(sending.ttl());
             // DESIGN.md rule 7: ifGenerationMatch as well as ifMetagenerationMatch (see LockStore#patch).
             // A fresh refresh id lets a lost-reply adoption tell our own PATCH from anyone else's.
-            String refreshId = ProcessIdentity.randomHex(6);
+            String refreshId = runtime.randomId(6);
             BlobInfo change = BlobInfo.newBuilder(lease.blobId())
                     .setMetadata(Map.of(LockObject.EXPIRES, expires.toString(), LockObject.REFRESH, refreshId,
                             LockObject.TTL, Long.toString(sending.ttl().toMillis())))

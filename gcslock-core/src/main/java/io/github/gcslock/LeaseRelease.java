@@ -9,7 +9,6 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CountDownLatch;
@@ -46,7 +45,7 @@ final class LeaseRelease {
      * them). A lease enters in the same step as its release begins ({@link #begin}), so that whoever finds the release
      * begun by another thread also finds it here. Guarded by itself.
      */
-    private final Set<GcsLease> inFlight = new HashSet<>();
+    private final Set<GcsLease> inFlight = new java.util.LinkedHashSet<>(); // insertion order: a seed of the interleaving explorer replays one schedule
     /**
      * How long a release() waits for a release of its lease that another thread (close()) began, and close() for the
      * releases in flight: one release's worst case, eight bounded calls and four write windows (derived in

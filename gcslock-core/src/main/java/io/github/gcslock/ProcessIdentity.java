@@ -17,10 +17,15 @@ record ProcessIdentity(String owner, String label, String host, String pid, Stri
     private static final SecureRandom RANDOM = new SecureRandom();
 
     static ProcessIdentity create(String label, String application) {
+        return create(label, application, EngineRuntime.REAL);
+    }
+
+    /** As above, its random part from {@code runtime} ({@link EngineRuntime#randomId}). */
+    static ProcessIdentity create(String label, String application, EngineRuntime runtime) {
         String host = hostName();
         String pid = Long.toString(ProcessHandle.current().pid());
         String l = label != null ? label : (application != null ? application + "@" : "") + host + ":" + pid;
-        return new ProcessIdentity(l + "#" + randomHex(6), l, host, pid, application);
+        return new ProcessIdentity(l + "#" + runtime.randomId(6), l, host, pid, application);
     }
 
     /** Whether {@code object} was written by this registry for the lease {@code leaseId}. */

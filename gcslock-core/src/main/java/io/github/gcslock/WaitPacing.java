@@ -4,7 +4,6 @@ import com.google.cloud.storage.StorageException;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * How long a waiting {@code acquire} sleeps between attempts (DESIGN.md rule 16): functions of what the
@@ -13,8 +12,13 @@ import java.util.concurrent.ThreadLocalRandom;
  *
  * @param backoff         capped exponential backoff with full jitter (after errors), and the bounds of the poll interval
  * @param writeRateWindow how long GCS's per-object write limit lasts (about one write per second)
+ * @param runtime         the source of the jitter ({@link EngineRuntime#random()})
  */
-record WaitPacing(Backoff backoff, Duration writeRateWindow) {
+record WaitPacing(Backoff backoff, Duration writeRateWindow, EngineRuntime runtime) {
+
+    WaitPacing(Backoff backoff, Duration writeRateWindow) {
+        this(backoff, writeRateWindow, EngineRuntime.REAL);
+    }
 
     /** The poll interval's cap is this many times the time waited so far (within its bounds). */
     static final int WAITED_FACTOR = 2;
@@ -28,7 +32,12 @@ record WaitPacing(Backoff backoff, Duration writeRateWindow) {
     Duration afterError(StorageException lastError, int attempt) {
         // A 429 on the create means the object was written (released) under a second ago: the
         // write limit will refuse every create until that second is over, so wait for it.
-        return lastError.getCode() == 429 ? writeWindowDelay() : backoff.delay(attempt);
+        return lastError.getCode() == 429 ? writeWindowDelay() : backoffDelay(attempt);
+    }
+
+    /** The backoff's sleep before retry number {@code attempt} (0-based), with its jitter. */
+    Duration backoffDelay(int attempt) {
+        return backoff.delay(attempt, runtime.random());
     }
 
     /**
@@ -41,7 +50,7 @@ record WaitPacing(Backoff backoff, Duration writeRateWindow) {
      */
     Duration pollDelay(LockInfo holder, Instant gcsNow, long waitedNanos) {
         long cap = pollCap(holder == null ? null : holder.ttl(), waitedNanos).toNanos();
-        Duration interval = Duration.ofNanos(cap / 2 + ThreadLocalRandom.current().nextLong(cap - cap / 2 + 1));
+        Duration interval = Duration.ofNanos(cap / 2 + runtime.random().nextLong(cap - cap / 2 + 1));
         if (holder == null || holder.updated() == null || gcsNow == null || writeRateWindow.isZero()) {
             return interval;
         }
@@ -75,7 +84,7 @@ record WaitPacing(Backoff backoff, Duration writeRateWindow) {
 
     /** The write window plus up to 10 % jitter, so that contenders refused together do not retry together. */
     Duration writeWindowDelay() {
-        long jitter = ThreadLocalRandom.current().nextLong(writeRateWindow.toNanos() / 10 + 1);
+        long jitter = runtime.random().nextLong(writeRateWindow.toNanos() / 10 + 1);
         return writeRateWindow.plusNanos(jitter);
     }
 }

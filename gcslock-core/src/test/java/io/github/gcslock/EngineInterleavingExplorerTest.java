@@ -61,6 +61,11 @@ class EngineInterleavingExplorerTest {
      */
     static final boolean UNTRIAGED = Boolean.getBoolean("gcslock.explorer.untriaged");
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
+    /**
+     * {@code -Dgcslock.explorer.digest=true}: prints a digest of each schedule (its trace), to measure whether a seed
+     * replays the same schedule (on a loaded machine, for example).
+     */
+    static final boolean DIGEST = Boolean.getBoolean("gcslock.explorer.digest");
     static final Duration TTL = Duration.ofSeconds(10);
     /** The registries' write window (the default, rule 21). */
     static final Duration WRITE_WINDOW = Duration.ofSeconds(1);
@@ -1539,7 +1544,15 @@ class EngineInterleavingExplorerTest {
             String role = roleNow.get();
             boolean looking = !administrators.contains(t) && !inspecting.contains(t) && callStart != null && role != null;
             String gone = takeoverFoundGone.remove(t);
-            if (gone != null && gone.equals(lock) && request.op().equals("get")) {
+            Integer interruptsAtGone = interruptsAtTakeoverGone.remove(t);
+            GcsLockRegistry requester = client == null ? null : byClient.get(client);
+            // Unless the call ended meanwhile, without the create: close() began (the create is refused, rule 14) or the
+            // thread was interrupted (in the write window's wait before the create, rule 21). Such a call's read is its
+            // clean-up of an earlier create whose reply was lost (rule 3), not a look at the name (seed
+            // -1812807406405873 of the hostile programs under faults: close() began during the write window).
+            boolean callEndedWithoutTheCreate = requester != null && closeBegan.containsKey(requester)
+                    || interruptsAtGone != null && interruptsOf(t) > interruptsAtGone;
+            if (gone != null && gone.equals(lock) && request.op().equals("get") && !callEndedWithoutTheCreate) {
                 violations.add(client + "'s takeover DELETE of '" + lock + "' on " + t.getName() + " found the object gone (404),"
                         + " and its next request on it was a read (rule 16: a DELETE that finds the object gone found the name"
                         + " free: the create comes next, without a read)");
@@ -1924,6 +1937,8 @@ class EngineInterleavingExplorerTest {
         final Random gones;
         /** Per thread, the lock whose takeover DELETE just found the object gone (its reply delivered: a 404). */
         final Map<Thread, String> takeoverFoundGone = new ConcurrentHashMap<>();
+        /** Per thread in {@link #takeoverFoundGone}, the interrupts sent to it until then ({@link #interruptsOf}). */
+        final Map<Thread, Integer> interruptsAtTakeoverGone = new ConcurrentHashMap<>();
 
         /**
          * Rule 16, in the scenarios with faults (one DELETE in four of those {@link #interfering} leaves alone): another
@@ -1952,6 +1967,7 @@ class EngineInterleavingExplorerTest {
                 Object o = apply.run();
                 if (Boolean.FALSE.equals(o) && !VirtualWorld.replyOfTheRequestAppliedIsLost()) {
                     takeoverFoundGone.put(t, lock);
+                    interruptsAtTakeoverGone.put(t, interruptsOf(t));
                 }
                 return o;
             };
@@ -2608,7 +2624,7 @@ class EngineInterleavingExplorerTest {
                         failureCountUncertain.add(renewing); // before the interrupt lands: see failureCountUncertain
                     }
                     world.note("interrupt " + name);
-                    a.thread.interrupt();
+                    world.interrupt(a.thread);
                 }
             }
         }
@@ -4102,6 +4118,18 @@ class EngineInterleavingExplorerTest {
         void go(String scenario) {
             try {
                 world.explore(hostile ? 10000 : 4000, Duration.ofSeconds(120), this::check);
+                if (DIGEST) {
+                    List<String> trace = world.trace();
+                    System.out.printf("explorer digest: %s seed %d: %08x, %d steps%n", scenario, world.seed,
+                            String.join("\n", trace).hashCode(), trace.size());
+                    try {
+                        java.nio.file.Path dir = java.nio.file.Path.of("target", "explorer-digest");
+                        java.nio.file.Files.createDirectories(dir);
+                        java.nio.file.Files.write(dir.resolve(world.seed + ".txt"), trace);
+                    } catch (java.io.IOException e) {
+                        throw new java.io.UncheckedIOException(e);
+                    }
+                }
                 List<String> problems = new ArrayList<>(violations);
                 for (VirtualWorld.Actor a : world.actors()) {
                     if (a.failure != null) {

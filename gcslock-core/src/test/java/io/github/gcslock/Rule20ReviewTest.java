@@ -415,6 +415,8 @@ class Rule20ReviewTest extends EmulatorTestBase {
             @Override public boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException { return real.tryAcquire(permit, nanos); }
             @Override public void sleep(long nanos) throws InterruptedException { real.sleep(nanos); }
             @Override public long nanoTime() { return real.nanoTime(); }
+            @Override public java.util.random.RandomGenerator random() { return real.random(); }
+            @Override public String randomId(int bytes) { return real.randomId(bytes); }
 
             @Override
             public ExecutorService eventThreads(ThreadFactory threads) {

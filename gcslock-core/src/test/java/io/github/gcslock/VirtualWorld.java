@@ -62,7 +62,15 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     private final Object lock = new Object();
     /** Virtual time, nanoseconds since {@link #EPOCH}. */
     private volatile long now = Duration.ofHours(1).toNanos();
-    private long sequence;
+    /**
+     * Per controlled thread, its number in the order the explorer created it (from 1; 0: a thread of the test itself),
+     * and how many yields and tasks it has made so far. A yield's or task's place among the options is (that number,
+     * that count): decided by the seed, unlike a shared counter, which threads running at once (one just let go by
+     * an engine lock beside the one the explorer woke) would draw from in whichever order the OS ran them — and the
+     * same seed would pick another option (CI's seeds gave another schedule than the same seed on a workstation).
+     */
+    private final java.util.Map<Thread, long[]> threadOrder = new java.util.concurrent.ConcurrentHashMap<>();
+    private int threadsCreated;
     /** Guarded by {@link #lock}. */
     private final List<Yield> parked = new ArrayList<>();
     private final List<Task> tasks = new ArrayList<>();
@@ -82,6 +90,8 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     VirtualWorld(long seed, boolean faults, Duration operationTimeout) {
         this.seed = seed;
         this.random = new Random(seed);
+        this.jitter = new Random(~seed);
+        this.ids = new Random(seed * 31 + 17);
         this.faults = faults;
         this.operationTimeout = operationTimeout.toNanos();
     }
@@ -156,9 +166,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         volatile boolean resumed;
 
         Yield(String what) {
-            synchronized (lock) {
-                this.seq = ++sequence;
-            }
+            this.seq = nextOrder();
             this.what = what;
         }
 
@@ -179,12 +187,29 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             if (aborted) {
                 return "abort";
             }
-            synchronized (lock) {
+            // The thread's interrupt flag is not what the options look at while it is parked: the semaphore clears it
+            // when the park returns and sets it again only once the thread leaves, so an interrupt read from it would
+            // be there or not depending on whether the OS had run the thread yet (another option list, another
+            // schedule for the same seed). An interrupt pending when it parks, or sent while parked
+            // (interrupt(Thread)), is kept in interruptsPending instead, and the flag is given back when it goes on.
+            synchronized (lock) { // in one step with interrupt(Thread)'s look at the parked threads
+                if (Thread.interrupted()) {
+                    interruptsPending.add(thread);
+                }
                 parked.add(this);
             }
             go.acquireUninterruptibly();
+            boolean interrupted = Thread.interrupted() | interruptsPending.remove(thread);
+            if (interrupted) {
+                thread.interrupt();
+            }
             resumed = true;
             return decision;
+        }
+
+        /** Whether the thread has an interrupt pending (sent before it parked, or while it is parked). */
+        boolean interruptPending() {
+            return interruptsPending.contains(thread) || thread.isInterrupted();
         }
 
         @Override
@@ -225,7 +250,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                     o.add("lose reply");
                     o.add("drop");
                 }
-                if (thread.isInterrupted() && !late) {
+                if (interruptPending() && !late) {
                     o.add("interrupted");
                 }
                 return o;
@@ -316,7 +341,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             if (now >= due) {
                 o.add("timeout");
             }
-            if (thread.isInterrupted()) {
+            if (interruptPending()) {
                 o.add("interrupted");
             }
             return o;
@@ -482,6 +507,27 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         return now;
     }
 
+    /**
+     * The engine's jitter, seeded from this world's seed: with jitter from anywhere else, virtual time moves by other
+     * amounts on every run and a seed does not replay its schedule. (A {@link Random} is safe across threads.)
+     */
+    private final Random jitter;
+
+    @Override
+    public java.util.random.RandomGenerator random() {
+        return jitter;
+    }
+
+    /** Ids (owner, lease, refresh) from the seed too: the engine's maps keyed by them iterate in their order. */
+    private final Random ids;
+
+    @Override
+    public String randomId(int bytes) {
+        byte[] b = new byte[bytes];
+        ids.nextBytes(b);
+        return java.util.HexFormat.of().formatHex(b);
+    }
+
     /** A single-thread scheduler, as the engine's real one: one task at a time (a task that blocks holds up the next). */
     @Override
     public ScheduledExecutorService timer(ThreadFactory threads) {
@@ -509,9 +555,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             super(body);
             this.executor = executor;
             this.due = due;
-            synchronized (lock) {
-                this.seq = ++sequence;
-            }
+            this.seq = nextOrder();
         }
 
         @Override
@@ -587,7 +631,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                 }
             });
             th.setDaemon(true);
-            threads.add(th);
+            created(th);
             th.start();
         }
 
@@ -815,7 +859,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             for (Task t : due) {
                 if (t.due <= now && !t.isCancelled() && t.executor.mayStart()) {
                     choices.add(() -> t.executor.start(t));
-                    labels.add("run task #" + t.seq + " on a new " + t.executor.kind + " thread");
+                    labels.add("run task #" + (t.seq >>> 32) + "." + (t.seq & 0xffffffffL) + " on a new " + t.executor.kind + " thread");
                 }
             }
         }
@@ -872,6 +916,36 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     /** Decided yields whose thread has not run yet. Guarded by {@link #lock}. */
     private final List<Yield> waking = new ArrayList<>();
 
+    /** Threads parked at a yield point with an interrupt pending (see {@link Yield#await}). */
+    private final Set<Thread> interruptsPending = java.util.concurrent.ConcurrentHashMap.newKeySet();
+
+    /**
+     * Interrupts {@code t} (a scenario's interrupter). A thread parked at a yield point is marked pending too, so that
+     * it shows the interrupt among its options whether or not the OS has run it since.
+     */
+    void interrupt(Thread t) {
+        synchronized (lock) {
+            if (parked.stream().anyMatch(y -> y.thread == t)) {
+                interruptsPending.add(t); // a thread not parked keeps its flag, which it may clear itself
+            }
+            t.interrupt();
+        }
+    }
+
+    /** Registers a controlled thread, numbered in creation order (the explorer's thread creates them all). */
+    private void created(Thread t) {
+        synchronized (lock) {
+            threadOrder.put(t, new long[] {++threadsCreated, 0});
+        }
+        threads.add(t);
+    }
+
+    /** The place of the next yield or task of the current thread among the options: (thread number << 32) | its count. */
+    private long nextOrder() {
+        long[] o = threadOrder.computeIfAbsent(Thread.currentThread(), t -> new long[] {0, 0});
+        return (o[0] << 32) | ++o[1];
+    }
+
     private void decide(Yield y, String option) {
         synchronized (lock) {
             parked.remove(y);
@@ -894,7 +968,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         t.setDaemon(true);
         a.thread = t;
         lastActorStart = now;
-        threads.add(t);
+        created(t);
         t.start();
     }
 
@@ -936,7 +1010,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                 }
                 Thread.State s = t.getState();
                 allParked = false;
-                if (s == Thread.State.RUNNABLE || s == Thread.State.NEW) {
+                if (s == Thread.State.RUNNABLE || s == Thread.State.NEW || aboutToTakeAFreeLock(t, s)) {
                     quiet = false;
                     break;
                 }
@@ -963,6 +1037,30 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                 Thread.yield();
             }
         }
+    }
+
+    private static final java.lang.management.ThreadMXBean THREADS = java.lang.management.ManagementFactory.getThreadMXBean();
+
+    /**
+     * Whether {@code t}, blocked on a monitor or parked on a lock with an owner (a {@code ReentrantLock}), waits for one
+     * that nobody holds: it was just let go and will take it as soon as it runs, so it is not settled. Without this
+     * look, such a thread counted as settled once it had stayed blocked for a few checks a millisecond apart — on a
+     * loaded machine it can stay so longer before the OS runs it, and the explorer then chose its next step among
+     * other options than on an idle machine (the same seed, another schedule: CI's failure on seed -1812807406405887).
+     * A thread waiting on a latch, a condition or a semaphore has no owner to look at: the checks still judge it.
+     */
+    private static boolean aboutToTakeAFreeLock(Thread t, Thread.State s) {
+        if (s != Thread.State.BLOCKED && s != Thread.State.WAITING && s != Thread.State.TIMED_WAITING) {
+            return false;
+        }
+        java.lang.management.ThreadInfo info = THREADS.getThreadInfo(t.getId());
+        if (info == null || info.getLockName() == null || info.getLockOwnerId() != -1) {
+            return false;
+        }
+        String lockName = info.getLockName();
+        return info.getThreadState() == Thread.State.BLOCKED
+                || lockName.startsWith("java.util.concurrent.locks.ReentrantLock$")
+                || lockName.startsWith("java.util.concurrent.locks.ReentrantReadWriteLock$");
     }
 
     String describeThreads() {
