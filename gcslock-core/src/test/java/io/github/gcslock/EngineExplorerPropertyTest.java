@@ -115,6 +115,18 @@ class EngineExplorerPropertyTest {
     /** How long a "blocking" listener blocks. */
     static final long BLOCK_MS = 700;
     static final long SLOW_MS = 60;
+    /** How long a listener blocks for LONG_BLOCK and DELETE_AND_BLOCK: most of a TTL (a lease may be lost meanwhile). */
+    static final long LONG_MS = 1500;
+    /**
+     * How late, after a lease was declared lost, a listener that nothing of its own holds up may be told so while the
+     * misbehaving listener of its process blocks in an event of the same lock (rule 20: no listener delays another's
+     * events, nor a lease's onLost); generous for a loaded machine.
+     */
+    static final long LOST_SLACK_MS = 500;
+    /** Calls the misbehaving listener makes from inside its callbacks (ACT), at most, per process and registry. */
+    static final int MAX_ACTS = 6;
+    /** What {@code World.calling} holds for a thread in close(). */
+    static final String CLOSING = "\u0000close()";
     /** Worlds with GCS's write limit (rule 21): the emulator's minimum interval between writes of one object, and the registries' window. */
     static final Duration EMULATOR_WINDOW = Duration.ofMillis(200);
     static final Duration REGISTRY_WINDOW = Duration.ofMillis(250);
@@ -129,7 +141,7 @@ class EngineExplorerPropertyTest {
      */
     static final boolean SURVEY = Boolean.getBoolean("gcslock.explorer.survey");
 
-    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING, EXTREMES, AIMED }
+    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING, EXTREMES, AIMED, LISTENERS, ADD_LISTENER }
 
     static final Set<Kind> ALPHABET = EnumSet.copyOf(Arrays.stream(
             System.getProperty("gcslock.explorer.actions", Arrays.stream(Kind.values()).map(Enum::name)
@@ -176,10 +188,12 @@ class EngineExplorerPropertyTest {
         all.put(Kind.BAD_SETTING, badSettingAction());
         all.put(Kind.EXTREMES, extremesAction());
         all.put(Kind.AIMED, aimedAction());
+        all.put(Kind.LISTENERS, listenersAction());
+        all.put(Kind.ADD_LISTENER, addListenerAction());
         Map<Kind, Integer> weights = Map.ofEntries(Map.entry(Kind.ACQUIRE, 5), Map.entry(Kind.RELEASE, 4), Map.entry(Kind.WAIT, 2),
                 Map.entry(Kind.TIME, 3), Map.entry(Kind.FAULT, 2), Map.entry(Kind.LISTENER, 2), Map.entry(Kind.TICK, 2),
                 Map.entry(Kind.FOLLOW, 2), Map.entry(Kind.RELEASE_AFTER, 2), Map.entry(Kind.RENEW, 2), Map.entry(Kind.EXTREMES, 2),
-                Map.entry(Kind.AIMED, 5));
+                Map.entry(Kind.AIMED, 5), Map.entry(Kind.LISTENERS, 2));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -304,7 +318,48 @@ class EngineExplorerPropertyTest {
         RELEASED, REQUEST_ANSWERED, REQUEST_FAILED, ON_LOST
     }
 
-    enum Behaviour { NONE, SLOW, BLOCK, THROW_RUNTIME, THROW_ERROR }
+    /**
+     * What the misbehaving listener does in one callback. Besides doing nothing, being slow, blocking, or throwing:
+     * {@link #LONG_BLOCK} blocks for most of a TTL, so that the other listeners' events of the lock (a lease's loss among
+     * them) are judged while it lasts (rule 20: no listener delays another's events); {@link #DELETE_AND_BLOCK} first
+     * deletes the lock's object as an administrator would, when its own process wrote it, so that a lease of it is lost
+     * while the listener blocks (on the thread it runs on, the acquiring or releasing one included); {@link #ACT} calls the
+     * API from inside the callback: in {@code acquireStarted} it takes the lock for the thread it runs on (the calling
+     * thread: the call must then be a reentrant hold of that lease, rule 17), in {@code lost} and a lease's
+     * {@code onLost} it releases the lease, elsewhere it tries the lock once and gives it back (a listener acquiring its
+     * own lock: it hears that call's events after its callback returned, rule 20).
+     */
+    enum Behaviour { NONE, SLOW, BLOCK, THROW_RUNTIME, THROW_ERROR, LONG_BLOCK, DELETE_AND_BLOCK, ACT }
+
+    /**
+     * A pattern for every callback of one process's misbehaving listener at once (most of them doing nothing), so that a
+     * blocking or throwing callback meets the process's other calls and leases of the same lock often, not one drawn now
+     * and then.
+     */
+    static Action.Independent<World> listenersAction() {
+        Arbitrary<Behaviour> one = Arbitraries.frequency(net.jqwik.api.Tuple.of(14, Behaviour.NONE), net.jqwik.api.Tuple.of(2, Behaviour.SLOW),
+                net.jqwik.api.Tuple.of(2, Behaviour.BLOCK), net.jqwik.api.Tuple.of(1, Behaviour.THROW_RUNTIME),
+                net.jqwik.api.Tuple.of(1, Behaviour.THROW_ERROR), net.jqwik.api.Tuple.of(1, Behaviour.LONG_BLOCK),
+                net.jqwik.api.Tuple.of(1, Behaviour.DELETE_AND_BLOCK), net.jqwik.api.Tuple.of(3, Behaviour.ACT));
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), one.list().ofSize(Callback.values().length))
+                .as((p, how) -> step("P" + p + " listener pattern " + how, w -> {
+                    for (Callback cb : Callback.values()) {
+                        w.misbehave(p, cb, how.get(cb.ordinal()));
+                    }
+                }));
+    }
+
+    /**
+     * A listener added to a process's registry while a waiting call of it runs (rule 20: a call's pair goes to one audience:
+     * a listener added mid-call is told neither end of that call); it checks that it is told no acquireFinished of a call
+     * whose acquireStarted it was not told.
+     */
+    static Action.Independent<World> addListenerAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES),
+                        Arbitraries.of(300L, 1500L), Arbitraries.of(0L, 30L, 150L))
+                .as((p, name, waitMs, after) -> step("P" + p + " adds a listener " + after + " ms into acquire('" + name + "', wait "
+                        + waitMs + " ms) in the background", w -> w.addListenerDuringACall(p, name, waitMs, after)));
+    }
 
     static Action.Independent<World> listenerAction() {
         return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(Callback.class),
@@ -522,6 +577,8 @@ class EngineExplorerPropertyTest {
         volatile boolean reasonJudged;
         /** An aimed fault made it lose the lease (its refreshes hung): not held to "no loss without faults". */
         volatile boolean aimedLoss;
+        /** How many times its recording onLost listener was told. */
+        final AtomicInteger onLostTold = new AtomicInteger();
 
         Hold(int seq, Proc proc, GcsLockRegistry registry, Lease lease) {
             this.seq = seq;
@@ -585,6 +642,7 @@ class EngineExplorerPropertyTest {
         }
 
         void start() {
+            acts.set(0);
             recorder = new Recorder(this);
             recorders.add(recorder);
             registryStart = System.nanoTime();
@@ -607,28 +665,74 @@ class EngineExplorerPropertyTest {
         }
 
         void misbehave(Callback cb, String name) {
+            misbehave(cb, name, null);
+        }
+
+        void misbehave(Callback cb, String name, Lease lease) {
             Behaviour b = behaviour.getOrDefault(cb, Behaviour.NONE);
+            if (b == Behaviour.THROW_ERROR) {
+                threwErrors = true;
+            }
             switch (b) {
                 case NONE -> { }
-                case SLOW -> pause(name, SLOW_MS);
-                case BLOCK -> pause(name, BLOCK_MS);
+                case SLOW -> pause(cb, name, SLOW_MS);
+                case BLOCK -> pause(cb, name, BLOCK_MS);
+                case LONG_BLOCK -> pause(cb, name, LONG_MS);
+                case DELETE_AND_BLOCK -> {
+                    if (name != null) {
+                        world.deleteAsAdministrator(this, name);
+                    }
+                    pause(cb, name, LONG_MS);
+                }
+                case ACT -> world.actInCallback(this, cb, name, lease);
                 case THROW_RUNTIME -> throw new InjectedRuntime("P" + index + " " + cb);
                 case THROW_ERROR -> throw new InjectedError("P" + index + " " + cb);
             }
         }
 
-        private void pause(String name, long ms) {
+        /** Whether the misbehaving listener of this process was ever set to throw an Error (a reservation may be left behind). */
+        volatile boolean threwErrors;
+        /** The calls the misbehaving listener made from inside its callbacks (ACT) in the current registry. */
+        final AtomicInteger acts = new AtomicInteger();
+        /** Per lock name, the misbehaving listener's blocks: {start, end (Long.MAX_VALUE while it lasts), callback ordinal}. */
+        final Map<String, List<long[]>> blocks = new ConcurrentHashMap<>();
+
+        private void pause(Callback cb, String name, long ms) {
+            long[] block = {System.nanoTime(), Long.MAX_VALUE, cb.ordinal()};
             if (name != null) {
                 slowUntil.merge(name, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(ms + 200), Math::max);
+                blocks.computeIfAbsent(name, k -> new CopyOnWriteArrayList<>()).add(block);
             }
             try {
                 Thread.sleep(ms);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+            } finally {
+                block[1] = System.nanoTime();
             }
             if (name != null) {
                 slowUntil.merge(name, System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(200), Math::max);
             }
+        }
+
+        /**
+         * The block of the misbehaving listener in an event of {@code name} (but not in {@code except}, or any) that began
+         * before {@code declared} + the slack and ended at least the slack after {@code declared} and no later than
+         * {@code told} (a listener told only once it had ended), or null.
+         */
+        long[] heldUpBy(String name, long declared, long told, Callback except) {
+            List<long[]> bs = blocks.get(name);
+            if (bs == null) {
+                return null;
+            }
+            long slack = TimeUnit.MILLISECONDS.toNanos(LOST_SLACK_MS);
+            for (long[] b : bs) {
+                if ((except == null || b[2] != except.ordinal()) && b[1] != Long.MAX_VALUE && b[0] - (declared + slack) < 0
+                        && b[1] - (declared + slack) >= 0 && b[1] - (told + TimeUnit.MILLISECONDS.toNanos(30)) <= 0) {
+                    return b;
+                }
+            }
+            return null;
         }
 
         boolean wasSlow(String name) {
@@ -668,6 +772,7 @@ class EngineExplorerPropertyTest {
                 return;
             }
             Thread t = Thread.currentThread();
+            proc.world.checkEventThread(proc, "misbehaving listener", cb, name);
             List<Thread> in = inside.computeIfAbsent(name, k -> new ArrayList<>());
             synchronized (in) {
                 List<String> others = in.stream().filter(x -> x != t).map(Thread::getName).distinct().toList();
@@ -676,6 +781,13 @@ class EngineExplorerPropertyTest {
                             + ": " + cb + " of '" + name + "' on " + t.getName() + " while " + others + " run an event of the same"
                             + " lock (rule 20: one at a time per registration, in order per lock)");
                 }
+                if (registrations == 1 && in.contains(t)) {
+                    // rule 20: an event raised inside a listener's own callback (a listener that acquires or releases its
+                    // lock there) is queued in its channel: it hears it after the callback returned, never nested in it
+                    proc.world.violation("P" + proc.index + " misbehaving listener: " + cb + " of '" + name + "' on " + t.getName()
+                            + " nested inside another of its events of the same lock on that thread (rule 20: what a listener"
+                            + " raises in its own callback is queued behind it)");
+                }
                 in.add(t);
             }
             try {
@@ -683,8 +795,9 @@ class EngineExplorerPropertyTest {
                 if (c != null) {
                     c.maybeClose(cb, name);
                 }
-                proc.misbehave(cb, name);
+                proc.misbehave(cb, name, lease.get());
             } finally {
+                lease.remove();
                 synchronized (in) {
                     in.remove(t);
                 }
@@ -693,14 +806,22 @@ class EngineExplorerPropertyTest {
 
         @Override public void acquireStarted(String name, AcquireMode mode) { on(Callback.ACQUIRE_STARTED, name); }
         @Override public void acquireFinished(String name, AcquireOutcome outcome, Duration took) { on(Callback.ACQUIRE_FINISHED, name); }
-        @Override public void acquired(Lease lease) { on(Callback.ACQUIRED, lease.name()); }
-        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { on(Callback.FENCING, lease.name()); }
+        /** The lease of the callback running on this thread, if it has one (for ACT). */
+        final ThreadLocal<Lease> lease = new ThreadLocal<>();
+
+        private void on(Callback cb, Lease l) {
+            lease.set(l);
+            on(cb, l.name());
+        }
+
+        @Override public void acquired(Lease lease) { on(Callback.ACQUIRED, lease); }
+        @Override public void fencingTokenRegression(Lease lease, long highestSeenBefore) { on(Callback.FENCING, lease); }
         @Override public void notAcquired(String name, LockInfo holder) { on(Callback.NOT_ACQUIRED, name); }
         @Override public void tookOver(String name, LockInfo staleHolder) { on(Callback.TOOK_OVER, name); }
-        @Override public void refreshed(Lease lease) { on(Callback.REFRESHED, lease.name()); }
-        @Override public void refreshFailed(Lease lease, Exception error) { on(Callback.REFRESH_FAILED, lease.name()); }
-        @Override public void lost(Lease lease, LockLostException reason) { on(Callback.LOST, lease.name()); }
-        @Override public void released(Lease lease) { on(Callback.RELEASED, lease.name()); }
+        @Override public void refreshed(Lease lease) { on(Callback.REFRESHED, lease); }
+        @Override public void refreshFailed(Lease lease, Exception error) { on(Callback.REFRESH_FAILED, lease); }
+        @Override public void lost(Lease lease, LockLostException reason) { on(Callback.LOST, lease); }
+        @Override public void released(Lease lease) { on(Callback.RELEASED, lease); }
         @Override public void requestAnswered(String name) { on(Callback.REQUEST_ANSWERED, name); }
         @Override public void requestFailed(String name, GcsLockException error) { on(Callback.REQUEST_FAILED, name); }
     }
@@ -798,10 +919,42 @@ class EngineExplorerPropertyTest {
             seen.add(event);
         }
 
-        @Override public void acquired(Lease lease) { record(lease, "acquired"); }
-        @Override public void refreshed(Lease lease) { record(lease, "refreshed"); }
-        @Override public void refreshFailed(Lease lease, Exception error) { record(lease, "refreshFailed"); }
-        @Override public void released(Lease lease) { record(lease, "released"); }
+        /** Per lock name: {acquireStarted, acquireFinished, acquireFinished with an outcome other than ERROR} told so far. */
+        final Map<String, int[]> calls = new ConcurrentHashMap<>();
+
+        @Override
+        public void acquireStarted(String name, AcquireMode mode) {
+            proc.world.checkEventThread(proc, "recording listener", Callback.ACQUIRE_STARTED, name);
+            synchronized (this) {
+                calls.computeIfAbsent(name, k -> new int[3])[0]++;
+            }
+        }
+
+        @Override
+        public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
+            proc.world.checkEventThread(proc, "recording listener", Callback.ACQUIRE_FINISHED, name);
+            synchronized (this) {
+                int[] c = calls.computeIfAbsent(name, k -> new int[3]);
+                c[1]++;
+                if (outcome != AcquireOutcome.ERROR && ++c[2] > c[0]) {
+                    // rule 20: a call's acquireStarted and acquireFinished take their places in the listener's channel of
+                    // the lock, and go to the same audience; only a call that failed before it was announced (bad input, a
+                    // closed registry: ERROR) is told acquireFinished alone
+                    proc.world.violation("P" + proc.index + " recording listener: told acquireFinished " + outcome + " of '" + name
+                            + "' for more calls (" + c[2] + ") than it was told acquireStarted (" + c[0] + ") (rule 20: each call's"
+                            + " pair to the listeners told its acquireStarted, in order per lock)");
+                }
+            }
+        }
+
+        @Override public void acquired(Lease lease) { check(Callback.ACQUIRED, lease); record(lease, "acquired"); }
+        @Override public void refreshed(Lease lease) { check(Callback.REFRESHED, lease); record(lease, "refreshed"); }
+        @Override public void refreshFailed(Lease lease, Exception error) { check(Callback.REFRESH_FAILED, lease); record(lease, "refreshFailed"); }
+        @Override public void released(Lease lease) { check(Callback.RELEASED, lease); record(lease, "released"); }
+
+        private void check(Callback cb, Lease lease) {
+            proc.world.checkEventThread(proc, "recording listener", cb, lease.name());
+        }
         @Override
         public void requestFailed(String name, GcsLockException error) {
             if (name != null) {
@@ -824,12 +977,43 @@ class EngineExplorerPropertyTest {
         @Override
         public void lost(Lease lease, LockLostException reason) {
             lostAt.putIfAbsent(lease.leaseId(), System.nanoTime());
+            check(Callback.LOST, lease);
+            proc.world.checkToldLostInTime(proc, "recording listener's lost", lease, null);
             record(lease, "lost");
         }
 
         boolean toldReleased(String leaseId) {
             List<String> e = events.get(leaseId);
             return e != null && e.contains("released");
+        }
+    }
+
+    /**
+     * A listener added while calls run (ADD_LISTENER): rule 20, a call's pair goes to one audience, the listeners
+     * registered when it started. Told no acquireFinished (other than ERROR: a call that failed before it was announced)
+     * of more calls of a lock than it was told acquireStarted of.
+     */
+    static final class Pairing implements LockEventListener {
+        final EngineExplorerPropertyTest.Proc proc;
+        final Map<String, int[]> calls = new ConcurrentHashMap<>();
+
+        Pairing(EngineExplorerPropertyTest.Proc proc) {
+            this.proc = proc;
+        }
+
+        @Override
+        public synchronized void acquireStarted(String name, AcquireMode mode) {
+            calls.computeIfAbsent(name, k -> new int[2])[0]++;
+        }
+
+        @Override
+        public synchronized void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
+            int[] c = calls.computeIfAbsent(name, k -> new int[2]);
+            if (outcome != AcquireOutcome.ERROR && ++c[1] > c[0]) {
+                proc.world.violation("P" + proc.index + " listener added during a call: told acquireFinished " + outcome + " of '" + name
+                        + "' for more calls (" + c[1] + ") than it was told acquireStarted (" + c[0] + ") (rule 20: a call's"
+                        + " acquireFinished goes to the listeners told its acquireStarted)");
+            }
         }
     }
 
@@ -899,10 +1083,279 @@ class EngineExplorerPropertyTest {
             for (int p = 0; p < PROCS; p++) {
                 procs[p] = new Proc(this, p);
             }
+            daemon(this::pollLosses, "explorer-losses-" + id).start();
         }
 
         void violation(String what) {
             violations.add(what);
+        }
+
+        // ---------------------------------------------------------------- listeners: threads, timeliness, calls from callbacks
+
+        /** The lock each application thread of the explorer is making a call about now ({@link #CLOSING} for close()). */
+        final Map<Thread, String> calling = new ConcurrentHashMap<>();
+        /** When (System.nanoTime) the explorer first saw each lease of the model declared lost (lostReason present). */
+        final Map<String, Long> declaredLost = new ConcurrentHashMap<>();
+        /** Leases the misbehaving listener took for the calling thread in acquireStarted (ACT), per thread, until the call returns. */
+        final Map<Thread, Lease> takenInStarted = new ConcurrentHashMap<>();
+        /** Nested holds the misbehaving listener took for the calling thread in acquired (ACT), per thread, until the call returns. */
+        final Map<Thread, Lease> takenInAcquired = new ConcurrentHashMap<>();
+        /** Set while the misbehaving listener makes a call from inside a callback on this thread (no ACT within an ACT). */
+        final ThreadLocal<Boolean> acting = new ThreadLocal<>();
+
+        void restoreCalling(Thread t, String before) {
+            if (before == null) {
+                calling.remove(t);
+            } else {
+                calling.put(t, before);
+            }
+        }
+
+        /**
+         * Rule 20, which thread runs each event (DESIGN.md's table): refresh events, lost and a lease's onLost listeners on a
+         * listener thread ({@code gcslock-events-N}), never on a refresh or deadline thread nor an application thread; an
+         * application thread runs only its own event -- of the lock its call is about (its acquisition's, its release's,
+         * its request's), never one of another lock, and none of close()'s releases.
+         */
+        void checkEventThread(Proc p, String who, Callback cb, String name) {
+            if (name == null) {
+                return;
+            }
+            Thread t = Thread.currentThread();
+            String tn = t.getName();
+            if (tn.startsWith("gcslock-events-")) {
+                return;
+            }
+            if (cb == Callback.REFRESHED || cb == Callback.REFRESH_FAILED || cb == Callback.LOST || cb == Callback.ON_LOST) {
+                violation("P" + p.index + " " + who + ": " + cb + " of '" + name + "' ran on " + tn + " (rule 20: refresh events, lost"
+                        + " and onLost run on a listener thread, never on a refresh or deadline thread nor an application thread)");
+                return;
+            }
+            String busy = calling.get(t);
+            if (busy == null) {
+                return;
+            }
+            if (busy.equals(CLOSING) && cb != Callback.REQUEST_ANSWERED && cb != Callback.REQUEST_FAILED) {
+                violation("P" + p.index + " " + who + ": " + cb + " of '" + name + "' ran on " + tn + ", the thread of a close()"
+                        + " (rules 14, 20: the released events of the leases close() releases go to the listener threads)");
+            } else if (!busy.equals(CLOSING) && !busy.equals(name)) {
+                violation("P" + p.index + " " + who + ": " + cb + " of '" + name + "' ran on " + tn + ", an application thread"
+                        + " making a call about '" + busy + "' (rule 20: an application thread runs only its own event)");
+            }
+        }
+
+        /**
+         * Rule 20: no listener of one lease delays another lease's lost, and a blocked listener delays no other listener nor a
+         * lease's onLost. {@code lease} was declared lost, and {@code who} (a listener nothing of its own holds up) is told
+         * so now: not more than the slack after the declaration, right after the misbehaving listener of its process ended a
+         * block in an event of the same lock (not one in {@code except}: the onLost listeners share the lease's channel).
+         */
+        void checkToldLostInTime(Proc p, String who, Lease lease, Callback except) {
+            Long declared = declaredLost.get(lease.leaseId());
+            long now = System.nanoTime();
+            if (declared == null || now - declared < TimeUnit.MILLISECONDS.toNanos(LOST_SLACK_MS)) {
+                return;
+            }
+            long[] b = p.heldUpBy(lease.name(), declared, now, except);
+            if (b == null || ProcessPauses.within(declared, now) > (now - declared) / 3) {
+                return;
+            }
+            violation("P" + p.index + " " + who + " of '" + lease.name() + "' lease " + lease.leaseId() + " was told "
+                    + (now - declared) / 1_000_000 + " ms after the lease was lost, " + (now - b[1]) / 1_000_000 + " ms after the"
+                    + " misbehaving listener ended a block of " + (b[1] - b[0]) / 1_000_000 + " ms in " + Callback.values()[(int) b[2]]
+                    + " of the same lock (rule 20: no listener of one lease delays another lease's lost; a blocked listener delays"
+                    + " only its own later events)");
+        }
+
+        /** The explorer's look at which leases are declared lost (when first seen), for checkToldLostInTime. */
+        void pollLosses() {
+            while (!over) {
+                for (Hold h : holds) {
+                    if (!declaredLost.containsKey(h.leaseId) && h.lease.lostReason().isPresent()) {
+                        declaredLost.putIfAbsent(h.leaseId, System.nanoTime());
+                    }
+                }
+                try {
+                    Thread.sleep(5);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+        /**
+         * DELETE_AND_BLOCK: an administrator deletes the object of {@code name} if process {@code p} wrote it, so that the
+         * lease of it is lost (its next refresh finds it gone, rule 9) while the listener blocks. The lease is then no longer
+         * protected, like one force-released.
+         */
+        void deleteAsAdministrator(Proc p, String name) {
+            Blob b;
+            try {
+                b = object(name);
+            } catch (RuntimeException e) {
+                return;
+            }
+            Map<String, String> meta = b == null ? null : b.getMetadata();
+            if (meta == null || !String.valueOf(meta.get("gcslock-owner")).startsWith("P" + p.index + "-")) {
+                return;
+            }
+            forcedAt.put(name, System.nanoTime());
+            aimedAt.putIfAbsent(name, System.nanoTime());
+            String lease = meta.get("gcslock-lease");
+            holds.stream().filter(h -> h.leaseId.equals(lease)).forEach(h -> h.forced = true);
+            try {
+                admin.delete(b.getBlobId(), Storage.BlobSourceOption.generationMatch(b.getGeneration()));
+            } catch (RuntimeException e) {
+                // a global fault, or the object changed meanwhile
+            }
+        }
+
+        /**
+         * ACT: the misbehaving listener of {@code p} calls the API from inside its callback {@code cb} of lock {@code name}.
+         * In acquireStarted and acquired on the thread of a call about the lock, it takes the lock for that thread and keeps
+         * it until the call returns (judgeListenersTake); in lost and onLost it releases the lease (the model lets it go) and
+         * tries the lock again; elsewhere it tries the lock once and gives it back. A call made inside a callback never waits
+         * for a listener, itself included (rule 20): a one-shot that takes longer than half the bound is reported.
+         */
+        void actInCallback(Proc p, Callback cb, String name, Lease lease) {
+            GcsLockRegistry r = p.registry;
+            if (name == null || over || acting.get() != null || closing.contains(r) || p.acts.incrementAndGet() > MAX_ACTS) {
+                return;
+            }
+            aimedAt.putIfAbsent(name, System.nanoTime()); // its requests are no program call's: rule 16's exact costs are off
+            Thread t = Thread.currentThread();
+            boolean callersThread = !t.getName().startsWith("gcslock-events-") && name.equals(calling.get(t));
+            acting.set(true);
+            try {
+                if ((cb == Callback.LOST || cb == Callback.ON_LOST) && lease != null) {
+                    holds.stream().filter(h -> h.leaseId.equals(lease.leaseId())).forEach(h -> {
+                        h.releasing = true;
+                        h.released = true;
+                    });
+                    if (p.faulty) {
+                        excused.add(lease.leaseId());
+                    }
+                    try {
+                        lease.release();
+                    } catch (Throwable e) {
+                        // an Error of a listener told released on this thread: the release has run
+                    }
+                }
+                long from = System.nanoTime();
+                Optional<Lease> got = Optional.empty();
+                try {
+                    got = r.tryAcquire(name);
+                } catch (Throwable e) {
+                    // held, GCS unreachable, a closed registry, another listener's Error: nothing taken
+                }
+                long took = System.nanoTime() - from;
+                if (took > TimeUnit.MILLISECONDS.toNanos(BOUND_MS / 2)) {
+                    violation("P" + p.index + " misbehaving listener's own tryAcquire('" + name + "') in " + cb + " on " + t.getName()
+                            + " took " + took / 1_000_000 + " ms (rule 20: a call made in a callback never waits for a listener, itself included)");
+                }
+                if (got.isEmpty()) {
+                    return;
+                }
+                Lease l = got.get();
+                knownLeaseIds.add(l.leaseId());
+                if (callersThread && cb == Callback.ACQUIRE_STARTED && takenInStarted.putIfAbsent(t, l) == null) {
+                    return; // kept until the call returns
+                }
+                if (callersThread && cb == Callback.ACQUIRED && takenInAcquired.putIfAbsent(t, l) == null) {
+                    return;
+                }
+                try {
+                    l.release();
+                } catch (Throwable e) {
+                    // a listener's Error told released on this thread: the release has run
+                }
+            } finally {
+                acting.remove();
+            }
+        }
+
+        /**
+         * The call {@code what} on this thread returned {@code got} or threw {@code error}: judged against what the
+         * misbehaving listener took for this thread meanwhile, which is then given back. Taken in acquireStarted (rule 17): a
+         * call for the thread is a reentrant hold of that very lease; an invocation's wait fails at once ("held by this
+         * thread"). A nested hold taken in acquired, the call failing with a listener's Error after the hand-out (rule 20):
+         * the whole lease is released, not only the call's hold.
+         */
+        void judgeListenersTake(Proc p, GcsLockRegistry r, String what, Owner owner, long waitMs, Lease got, Throwable error) {
+            Thread t = Thread.currentThread();
+            Lease started = takenInStarted.remove(t);
+            Lease nested = takenInAcquired.remove(t);
+            try {
+                if (started != null && !closing.contains(r) && !(error instanceof InjectedError) && !(error instanceof TimeoutException)) {
+                    if (owner == Owner.THREAD && (got == null || !got.leaseId().equals(started.leaseId())) && started.isHealthy()) {
+                        violation(what + " " + (got == null ? "ended " + (error == null ? "refused" : "with " + error) : "returned lease "
+                                + got.leaseId()) + ", though a listener took the lock for this thread in its acquireStarted (lease "
+                                + started.leaseId() + ") (rule 17: the reentrancy check runs again after acquireStarted; the call is a"
+                                + " reentrant hold of that lease)");
+                    } else if (owner != Owner.THREAD && waitMs > 0 && (got != null || error instanceof LockNotAcquiredException)) {
+                        violation(what + " " + (got != null ? "acquired" : "waited its budget: " + error.getMessage()) + ", though a listener"
+                                + " took the lock for its thread in acquireStarted (rule 17: an invocation's wait for its own thread's"
+                                + " hold fails at once)");
+                    }
+                }
+                if (nested != null && error instanceof InjectedError && r.heldLeases().stream().anyMatch(x -> x.leaseId().equals(nested.leaseId()))) {
+                    violation(what + " failed with " + error + " after its lease " + nested.leaseId() + " was handed out, and the lease is"
+                            + " still held (a listener took a nested hold of it in acquired) (rule 20: a failure while a lease is handed"
+                            + " out on the acquiring thread releases the lease, whatever nested holds it has)");
+                }
+            } finally {
+                giveBack(started);
+                giveBack(nested);
+            }
+        }
+
+        /** Gives back what the misbehaving listener took for this thread during a call that is not judged. */
+        void releaseListenersTakes() {
+            giveBack(takenInStarted.remove(Thread.currentThread()));
+            giveBack(takenInAcquired.remove(Thread.currentThread()));
+        }
+
+        private void giveBack(Lease l) {
+            if (l == null) {
+                return;
+            }
+            try {
+                l.release();
+            } catch (Throwable e) {
+                // a listener's Error told released on this thread: the release has run
+            }
+        }
+
+        /**
+         * Rule 15: an interrupt that cuts a one-shot short is reported as an interrupt, not as an outage ("could not reach
+         * GCS"): judged on a call whose error was caused by an interrupt of its thread.
+         */
+        void checkInterruptNoOutage(String what, Throwable error) {
+            if (!(error instanceof GcsLockException) || !String.valueOf(error.getMessage()).contains("could not reach GCS")) {
+                return;
+            }
+            for (Throwable c = error.getCause(); c != null && c != c.getCause(); c = c.getCause()) {
+                if (c instanceof InterruptedException || c instanceof java.io.InterruptedIOException
+                        || c instanceof java.nio.channels.ClosedByInterruptException) {
+                    violation(what + " was cut short by an interrupt and reported as an outage: " + error.getMessage()
+                            + " (rule 15: an interrupted one-shot is reported as an interrupt, not as 'could not reach GCS')");
+                    return;
+                }
+            }
+        }
+
+        /** ADD_LISTENER: another process holds the name, {@code pi} waits for it, a listener is added to its registry meanwhile. */
+        void addListenerDuringACall(int pi, String name, long waitMs, long after) {
+            Proc p = procs[pi];
+            GcsLockRegistry r = p.registry;
+            Hold holder = tryAcquire((pi + 1) % PROCS, name, Ttl.DEFAULT, Owner.INVOCATION_1, 0, false);
+            acquireInBackground(pi, name, waitMs, Ttl.DEFAULT, Owner.INVOCATION_0);
+            sleep(after);
+            r.addListener(new Pairing(p));
+            sleep(100);
+            if (holder != null && !holder.releasing) {
+                releaseHold(holder, false); // the waiter may take it now: its acquireFinished is ACQUIRED
+            }
         }
 
         // ---------------------------------------------------------------- calls
@@ -989,6 +1442,9 @@ class EngineExplorerPropertyTest {
                 long began = System.nanoTime();
                 WireOracle.Call c = call(WireOracle.Kind.ONE_SHOT, p, r, name, ttl, 0, what);
                 Optional<Lease> l = Optional.empty();
+                Thread me = Thread.currentThread();
+                String before = calling.put(me, name);
+                Throwable failed = null;
                 try {
                     l = owner == Owner.THREAD && ttl == Ttl.DEFAULT ? r.tryAcquire(name)
                             : owner == Owner.THREAD ? r.tryAcquire(name, ttl.d) : r.tryAcquire(name, ttl.d, owner(p, owner));
@@ -996,7 +1452,13 @@ class EngineExplorerPropertyTest {
                     c.ended(l.isPresent(), null);
                 } catch (Throwable e) {
                     c.ended(false, e);
+                    failed = e;
                     throw e;
+                } finally {
+                    restoreCalling(me, before);
+                    if (failed != null) {
+                        judgeListenersTake(p, r, what, owner, 0, null, failed);
+                    }
                 }
                 try {
                     l.ifPresent(lease -> {
@@ -1005,6 +1467,7 @@ class EngineExplorerPropertyTest {
                     });
                 } finally {
                     c.settled = true;
+                    judgeListenersTake(p, r, what, owner, 0, l.orElse(null), null);
                 }
                 return l;
             });
@@ -1014,6 +1477,9 @@ class EngineExplorerPropertyTest {
             }
             if (mustAcquire != null && o.error == null && o.value != null && o.value.isEmpty() && !p.faulty) {
                 violation(what + " was refused though " + mustAcquire);
+            }
+            if (interrupted) {
+                checkInterruptNoOutage(what, o.error);
             }
             return got[0];
         }
@@ -1076,6 +1542,9 @@ class EngineExplorerPropertyTest {
                 Thread.currentThread().setName("w" + id + "-P" + pi + "-waiter-" + seq);
                 started.countDown();
                 Outcome<Lease> o = run(what, false, true, () -> acquireNow(p, r, name, waitMs, ttl, owner, what));
+                if (waitMs == 0) {
+                    checkInterruptNoOutage(what, o.error); // a one-shot the explorer may interrupt (INTERRUPT steps)
+                }
                 if (!(o.error instanceof InterruptedException)) {
                     expectAcquireOutcome(p, r, what, ttl, o.error);
                 }
@@ -1103,6 +1572,9 @@ class EngineExplorerPropertyTest {
             long began = System.nanoTime();
             WireOracle.Call c = call(waitMs == 0 ? WireOracle.Kind.ONE_SHOT : WireOracle.Kind.WAIT, p, r, name, ttl, waitMs, what);
             Lease l;
+            Thread me = Thread.currentThread();
+            String before = calling.put(me, name);
+            Throwable failed = null;
             try {
                 l = owner == Owner.THREAD ? r.acquire(name, Duration.ofMillis(waitMs), ttl.d)
                         : r.acquire(name, Duration.ofMillis(waitMs), ttl.d, owner(p, owner));
@@ -1110,13 +1582,20 @@ class EngineExplorerPropertyTest {
                 c.ended(true, null);
             } catch (Throwable e) {
                 c.ended(false, e);
+                failed = e;
                 throw e;
+            } finally {
+                restoreCalling(me, before);
+                if (failed != null) {
+                    judgeListenersTake(p, r, what, owner, waitMs, null, failed);
+                }
             }
             try {
                 checkOwnTtl(l, ttl, what);
                 acquiredNow(p, r, l, what, began);
             } finally {
                 c.settled = true;
+                judgeListenersTake(p, r, what, owner, waitMs, l, null);
             }
             return l;
         }
@@ -1155,12 +1634,17 @@ class EngineExplorerPropertyTest {
                 WireOracle.Call c = call(ms <= 0 ? WireOracle.Kind.ONE_SHOT : WireOracle.Kind.WAIT, p, r, name, Ttl.DEFAULT, Math.max(0, ms), what);
                 long began = System.nanoTime();
                 boolean got;
+                Thread me = Thread.currentThread();
+                String before = calling.put(me, name);
                 try {
                     got = lock.tryLock(ms, TimeUnit.MILLISECONDS);
                     c.ended(got, null);
                 } catch (Throwable e) {
                     c.ended(false, e);
                     throw e;
+                } finally {
+                    restoreCalling(me, before);
+                    releaseListenersTakes();
                 }
                 if (got) {
                     try {
@@ -1422,11 +1906,17 @@ class EngineExplorerPropertyTest {
                 // healthy holder the next acquirer must wait for.
                 h.forced = true;
             }
-            l.onLost((lease, reason) -> p.misbehave(Callback.ON_LOST, lease.name()));
+            l.onLost((lease, reason) -> {
+                checkEventThread(p, "onLost listener", Callback.ON_LOST, lease.name());
+                p.misbehave(Callback.ON_LOST, lease.name(), lease);
+            });
             l.onLost((lease, reason) -> {
                 if (h.lostAt == 0) {
                     h.lostAt = System.nanoTime();
                 }
+                h.onLostTold.incrementAndGet();
+                // the lease's onLost listeners have a channel of their own, shared only with the misbehaving onLost before it
+                checkToldLostInTime(p, "recording onLost listener", lease, Callback.ON_LOST);
             });
             return h;
         }
@@ -1532,12 +2022,17 @@ class EngineExplorerPropertyTest {
                 WireOracle.Call c = new WireOracle.Call(WireOracle.Kind.RELEASE, h.proc.index, h.proc.client, h.registry.owner(),
                         h.registry == h.proc.registry ? h.proc.registryStart : -1, h.lease.name(), -1, 0, true, what);
                 calls.add(c);
+                Thread me = Thread.currentThread();
+                String before = calling.put(me, h.lease.name());
                 try {
                     h.lease.release();
                     c.ended(false, null);
                 } catch (Throwable e) {
                     c.ended(false, e);
                     throw e;
+                } finally {
+                    restoreCalling(me, before);
+                    releaseListenersTakes();
                 }
                 return null;
             });
@@ -1648,7 +2143,13 @@ class EngineExplorerPropertyTest {
                     h.registry == h.proc.registry ? h.proc.registryStart : -1, h.lease.name(), -1, 0, true, what);
             calls.add(c);
             Outcome<Void> o = onNewThread(what, false, () -> {
-                r.renew(h.lease, ttl.d);
+                Thread me = Thread.currentThread();
+                String before = calling.put(me, h.lease.name());
+                try {
+                    r.renew(h.lease, ttl.d);
+                } finally {
+                    restoreCalling(me, before);
+                }
                 return null;
             });
             c.ended(false, o.error);
@@ -1807,14 +2308,22 @@ class EngineExplorerPropertyTest {
             GcsLockRegistry r = p.registry;
             String call = "P" + pi + " " + what + "('" + name + "')";
             WireOracle.Call c = call(WireOracle.Kind.OTHER, p, r, name, null, 0, call);
-            Outcome<Object> o = onNewThread(call, false, () -> switch (what) {
-                case "inspect" -> r.inspect(name);
-                case "list" -> r.list();
-                default -> {
-                    forcedAt.put(name, System.nanoTime());
-                    holds.stream().filter(h -> h.lease.name().equals(name)).forEach(h -> h.forced = true);
-                    Optional<LockInfo> info = r.inspect(name);
-                    yield info.map(i -> r.forceRelease(name, i.fencingToken(), i.metageneration())).orElse(false);
+            Outcome<Object> o = onNewThread(call, false, () -> {
+                Thread me = Thread.currentThread();
+                String before = calling.put(me, name);
+                try {
+                    return switch (what) {
+                        case "inspect" -> r.inspect(name);
+                        case "list" -> r.list();
+                        default -> {
+                            forcedAt.put(name, System.nanoTime());
+                            holds.stream().filter(h -> h.lease.name().equals(name)).forEach(h -> h.forced = true);
+                            Optional<LockInfo> info = r.inspect(name);
+                            yield info.map(i -> r.forceRelease(name, i.fencingToken(), i.metageneration())).orElse(false);
+                        }
+                    };
+                } finally {
+                    restoreCalling(me, before);
                 }
             });
             c.ended(false, o.error);
@@ -1845,13 +2354,25 @@ class EngineExplorerPropertyTest {
                     sleep(40);
                 }
                 Future<Outcome<Void>> first = pool.submit(() -> run(what, interrupted, () -> {
-                    r.close();
+                    Thread me = Thread.currentThread();
+                    String before = calling.put(me, CLOSING);
+                    try {
+                        r.close();
+                    } finally {
+                        restoreCalling(me, before);
+                    }
                     return null;
                 }));
                 if (twice) {
                     sleep(60);
                     Outcome<Void> o2 = onNewThread(what + " (the second)", false, () -> {
-                        r.close();
+                        Thread me = Thread.currentThread();
+                        String before = calling.put(me, CLOSING);
+                        try {
+                            r.close();
+                        } finally {
+                            restoreCalling(me, before);
+                        }
                         return null;
                     });
                     if (o2.error != null && !(o2.error instanceof TimeoutException)) {
@@ -2938,6 +3459,42 @@ class EngineExplorerPropertyTest {
                 boolean told = h.proc.recorders.stream().anyMatch(rec -> rec.events.containsKey(h.leaseId));
                 if (!told) {
                     violation("P" + h.proc.index + " listener was never told of " + h + " (acquired missing)");
+                }
+            }
+            // rule 20: a lost lease's onLost listeners are told in the step that declares the loss, as every registry
+            // listener's lost is queued; each whatever another threw (a misbehaving onLost before it, an Error included)
+            for (Hold h : holds) {
+                Long toldLost = h.proc.recorders.stream().map(rec -> rec.lostAt.get(h.leaseId)).filter(java.util.Objects::nonNull)
+                        .min(Long::compare).orElse(null);
+                if (toldLost == null || toldLost - h.since < 0) {
+                    continue; // not lost, or lost before this hold registered its onLost listener
+                }
+                while (h.onLostTold.get() == 0 && System.nanoTime() - until < 0) {
+                    sleep(20);
+                }
+                if (h.onLostTold.get() != 1) {
+                    violation("P" + h.proc.index + " " + h + " was told lost to its registry's listener, and its recording onLost listener"
+                            + " was told " + h.onLostTold.get() + " times (rule 20: every listener is told every event once, whatever"
+                            + " another threw)");
+                }
+            }
+            // rule 20: every announced call is told acquireFinished (to the listeners told its acquireStarted); left out where
+            // the misbehaving listener threw an Error (a reservation its thread left behind is told only with a later event)
+            for (Proc p : procs) {
+                if (p.threwErrors) {
+                    continue;
+                }
+                for (Recorder rec : p.recorders) {
+                    for (Map.Entry<String, int[]> e : rec.calls.entrySet()) {
+                        while (e.getValue()[1] < e.getValue()[0] && System.nanoTime() - until < 0) {
+                            sleep(20);
+                        }
+                        if (e.getValue()[1] < e.getValue()[0]) {
+                            violation("P" + p.index + " recording listener was told acquireStarted of '" + e.getKey() + "' "
+                                    + e.getValue()[0] + " times and acquireFinished " + e.getValue()[1] + " times (rule 20: every"
+                                    + " announced call is finished; rule 17: a call made reentrant in acquireStarted too)");
+                        }
+                    }
                 }
             }
             if (survey()) {
