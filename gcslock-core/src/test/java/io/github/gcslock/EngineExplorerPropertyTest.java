@@ -116,7 +116,7 @@ class EngineExplorerPropertyTest {
     static final long BLOCK_MS = 700;
     static final long SLOW_MS = 60;
     /** How long a listener blocks for LONG_BLOCK and DELETE_AND_BLOCK: most of a TTL (a lease may be lost meanwhile). */
-    static final long LONG_MS = 1500;
+    static final long LONG_MS = 1200;
     /**
      * How late, after a lease was declared lost, a listener that nothing of its own holds up may be told so while the
      * misbehaving listener of its process blocks in an event of the same lock (rule 20: no listener delays another's
@@ -193,7 +193,7 @@ class EngineExplorerPropertyTest {
         Map<Kind, Integer> weights = Map.ofEntries(Map.entry(Kind.ACQUIRE, 5), Map.entry(Kind.RELEASE, 4), Map.entry(Kind.WAIT, 2),
                 Map.entry(Kind.TIME, 3), Map.entry(Kind.FAULT, 2), Map.entry(Kind.LISTENER, 2), Map.entry(Kind.TICK, 2),
                 Map.entry(Kind.FOLLOW, 2), Map.entry(Kind.RELEASE_AFTER, 2), Map.entry(Kind.RENEW, 2), Map.entry(Kind.EXTREMES, 2),
-                Map.entry(Kind.AIMED, 5), Map.entry(Kind.LISTENERS, 2));
+                Map.entry(Kind.AIMED, 5));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -685,8 +685,8 @@ class EngineExplorerPropertyTest {
                     return;
                 }
             }
-            if ((b == Behaviour.LONG_BLOCK || b == Behaviour.DELETE_AND_BLOCK) && app && longOnApp.incrementAndGet() > 3) {
-                b = Behaviour.BLOCK; // at most three long blocks of an application thread per registry (the run's cost)
+            if ((b == Behaviour.LONG_BLOCK || b == Behaviour.DELETE_AND_BLOCK) && app && longOnApp.incrementAndGet() > 2) {
+                b = Behaviour.BLOCK; // at most two long blocks of an application thread per registry (the run's cost)
             }
             if (b == Behaviour.THROW_ERROR) {
                 threwErrors = true;
