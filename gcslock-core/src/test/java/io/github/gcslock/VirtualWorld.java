@@ -382,6 +382,9 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         return new ArrayList<>(permitWaits);
     }
 
+    /** Per thread, its waits for a local permit (the name held by another thread of its process) that ended without it. */
+    final java.util.Map<Thread, Integer> permitWaitsEnded = new java.util.concurrent.ConcurrentHashMap<>();
+
     @Override
     public boolean tryAcquire(Semaphore permit, long nanos) throws InterruptedException {
         PermitWait queued = new PermitWait(Thread.currentThread(), now, permit);
@@ -402,7 +405,11 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                     }
                 }.await();
                 if (!d.equals("ready")) {
-                    return finish(d, permit::tryAcquire);
+                    boolean took = finish(d, permit::tryAcquire);
+                    if (!took) {
+                        permitWaitsEnded.merge(Thread.currentThread(), 1, Integer::sum);
+                    }
+                    return took;
                 }
             }
         } finally {
