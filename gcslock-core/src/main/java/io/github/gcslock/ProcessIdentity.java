@@ -16,11 +16,7 @@ record ProcessIdentity(String owner, String label, String host, String pid, Stri
 
     private static final SecureRandom RANDOM = new SecureRandom();
 
-    static ProcessIdentity create(String label, String application) {
-        return create(label, application, EngineRuntime.REAL);
-    }
-
-    /** As above, its random part from {@code runtime} ({@link EngineRuntime#randomId}). */
+    /** The identity of a registry labelled {@code label} (null: application@host:pid), its random part from {@code runtime}. */
     static ProcessIdentity create(String label, String application, EngineRuntime runtime) {
         String host = hostName();
         String pid = Long.toString(ProcessHandle.current().pid());

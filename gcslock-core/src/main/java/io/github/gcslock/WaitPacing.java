@@ -16,10 +16,6 @@ import java.time.Instant;
  */
 record WaitPacing(Backoff backoff, Duration writeRateWindow, EngineRuntime runtime) {
 
-    WaitPacing(Backoff backoff, Duration writeRateWindow) {
-        this(backoff, writeRateWindow, EngineRuntime.REAL);
-    }
-
     /** The poll interval's cap is this many times the time waited so far (within its bounds). */
     static final int WAITED_FACTOR = 2;
     /** ... and stays at most the holder's TTL divided by this: at least this many looks per TTL. */

@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WaitPacingTest {
 
     private final WaitPacing pacing = new WaitPacing(new Backoff(Duration.ofSeconds(1), Duration.ofSeconds(30), 2.0),
-            Duration.ofSeconds(1));
+            Duration.ofSeconds(1), EngineRuntime.REAL);
 
     @Test
     void theCapGrowsWithTheTimeWaitedWithinItsBounds() {
