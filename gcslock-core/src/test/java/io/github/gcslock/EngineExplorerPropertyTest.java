@@ -11,7 +11,11 @@ import net.jqwik.api.Combinators;
 import net.jqwik.api.ForAll;
 import net.jqwik.api.Property;
 import net.jqwik.api.Provide;
+import net.jqwik.api.lifecycle.AddLifecycleHook;
 import net.jqwik.api.lifecycle.AfterTry;
+import net.jqwik.api.lifecycle.LifecycleContext;
+import net.jqwik.api.lifecycle.SkipExecutionHook;
+import net.jqwik.api.lifecycle.SkipExecutionHook.SkipResult;
 import net.jqwik.api.state.Action;
 import net.jqwik.api.state.ActionChain;
 import net.jqwik.api.state.Transformer;
@@ -149,10 +153,51 @@ class EngineExplorerPropertyTest {
 
     private final List<World> worlds = new CopyOnWriteArrayList<>();
 
-    @Property
+    /** The seed of the build's run (see {@link #theEnginesPromisesHoldWhateverTheApplicationAndTheNetworkDo}). */
+    static final String BUILD_SEED = "20261127";
+
+    /**
+     * The build's run: a fixed seed, so that every build explores the action chains the last green run explored (the
+     * chains replay; their timing does not, as real threads drive the engine over HTTP). A random seed in the build
+     * made a green commit fail later on a chain no one had run (the CI of 7a52f05, an oracle error). Long runs and the
+     * mutation catalogue explore fresh chains with {@code -Dgcslock.explorer.randomSeeds=true}, which runs
+     * {@link #theEnginesPromisesHoldOnFreshChains} instead.
+     */
+    @Property(seed = BUILD_SEED)
+    @AddLifecycleHook(UnlessRandomSeeds.class)
     void theEnginesPromisesHoldWhateverTheApplicationAndTheNetworkDo(@ForAll("chains") ActionChain<World> chain) {
         World world = chain.withInvariant("engine promises", World::check).run();
         world.finish();
+    }
+
+    /** The same property with a fresh random seed per run: only with {@code -Dgcslock.explorer.randomSeeds=true}. */
+    @Property
+    @AddLifecycleHook(OnlyWithRandomSeeds.class)
+    void theEnginesPromisesHoldOnFreshChains(@ForAll("chains") ActionChain<World> chain) {
+        World world = chain.withInvariant("engine promises", World::check).run();
+        world.finish();
+    }
+
+    static boolean randomSeeds() {
+        return Boolean.getBoolean("gcslock.explorer.randomSeeds");
+    }
+
+    /** Skips the build's fixed-seed run when fresh seeds were asked for. */
+    public static final class UnlessRandomSeeds implements SkipExecutionHook {
+        @Override
+        public SkipResult shouldBeSkipped(LifecycleContext context) {
+            return randomSeeds() ? SkipResult.skip("-Dgcslock.explorer.randomSeeds=true: the fresh-seed run instead")
+                    : SkipResult.doNotSkip();
+        }
+    }
+
+    /** Skips the fresh-seed run unless it was asked for. */
+    public static final class OnlyWithRandomSeeds implements SkipExecutionHook {
+        @Override
+        public SkipResult shouldBeSkipped(LifecycleContext context) {
+            return randomSeeds() ? SkipResult.doNotSkip()
+                    : SkipResult.skip("fresh seeds only with -Dgcslock.explorer.randomSeeds=true");
+        }
     }
 
     @AfterTry
@@ -1002,7 +1047,7 @@ class EngineExplorerPropertyTest {
         public void lost(Lease lease, LockLostException reason) {
             lostAt.putIfAbsent(lease.leaseId(), System.nanoTime());
             check(Callback.LOST, lease);
-            proc.world.checkToldLostInTime(proc, "recording listener's lost", lease, null);
+            proc.world.checkToldLostInTime(proc, "recording listener's lost", lease, null, Long.MIN_VALUE);
             record(lease, "lost");
         }
 
@@ -1183,11 +1228,19 @@ class EngineExplorerPropertyTest {
          * lease's onLost. {@code lease} was declared lost, and {@code who} (a listener nothing of its own holds up) is told
          * so now: not more than the slack after the declaration, right after the misbehaving listener of its process ended a
          * block in an event of the same lock (not one in {@code except}: the onLost listeners share the lease's channel).
+         * {@code added} is when {@code who} was registered ({@link Long#MIN_VALUE}: before any lease): a listener added
+         * after the lease was declared lost is measured from its registration (the API explorer's CI run of 7a52f05: a
+         * lease lost while the misbehaving listener blocked 700 ms in its own call's acquireFinished, whose recording
+         * onLost the hold adds only after that call returned, "told 699 ms after the lease was lost").
          */
-        void checkToldLostInTime(Proc p, String who, Lease lease, Callback except) {
-            Long declared = declaredLost.get(lease.leaseId());
+        void checkToldLostInTime(Proc p, String who, Lease lease, Callback except, long added) {
+            Long lostAt = declaredLost.get(lease.leaseId());
             long now = System.nanoTime();
-            if (declared == null || now - declared < TimeUnit.MILLISECONDS.toNanos(LOST_SLACK_MS)) {
+            if (lostAt == null) {
+                return;
+            }
+            long declared = added != Long.MIN_VALUE && added - lostAt > 0 ? added : lostAt;
+            if (now - declared < TimeUnit.MILLISECONDS.toNanos(LOST_SLACK_MS)) {
                 return;
             }
             long[] b = p.heldUpBy(lease.name(), declared, now, except);
@@ -1966,13 +2019,16 @@ class EngineExplorerPropertyTest {
                 checkEventThread(p, "onLost listener", Callback.ON_LOST, lease.name());
                 p.misbehave(Callback.ON_LOST, lease.name(), lease);
             });
+            // A listener added only now, after the call returned, cannot be told before now: a block of the misbehaving
+            // listener in this very call's own events (its acquireFinished) held up the return, not the lost.
+            long recorderAdded = System.nanoTime();
             l.onLost((lease, reason) -> {
                 if (h.lostAt == 0) {
                     h.lostAt = System.nanoTime();
                 }
                 h.onLostTold.incrementAndGet();
                 // the lease's onLost listeners have a channel of their own, shared only with the misbehaving onLost before it
-                checkToldLostInTime(p, "recording onLost listener", lease, Callback.ON_LOST);
+                checkToldLostInTime(p, "recording onLost listener", lease, Callback.ON_LOST, recorderAdded);
             });
             return h;
         }
