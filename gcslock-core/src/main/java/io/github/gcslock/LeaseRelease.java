@@ -325,26 +325,23 @@ final class LeaseRelease {
         // Rule 12 whatever the interrupt flag says: a cancelled task's thread releases too, and an interrupt would
         // end the write-window wait at once and break the client's retry, leaving our object for its TTL. The
         // delete runs with the flag clear (bounded by the operation timeout, as ever); the flag is given back after.
-        boolean interrupted = Thread.interrupted();
+        CallsThroughInterrupts calls = new CallsThroughInterrupts();
         try {
-            interrupted |= deleteOnReleaseUninterrupted(lease);
+            deleteOnReleaseUninterrupted(lease, calls);
         } finally {
-            if (interrupted || Thread.interrupted()) {
-                Thread.currentThread().interrupt();
-            }
+            calls.restoreFlag();
         }
     }
 
-    /** The guarded delete of rule 12, on a thread whose interrupt flag is clear; true if it was interrupted meanwhile. */
-    private boolean deleteOnReleaseUninterrupted(GcsLease lease) {
-        Interrupts interrupts = new Interrupts();
+    /** The guarded delete of rule 12, on a thread whose interrupt flag is clear. */
+    private void deleteOnReleaseUninterrupted(GcsLease lease, CallsThroughInterrupts calls) {
         try {
             // DESIGN.md rule 12: guarded by generation + metageneration, so that a late release never
             // deletes a newer holder's object.
             boolean deleted;
             // Rule 21: not within the write window of our last write to the object (the create of a short hold, a
             // refresh that just ran): GCS would answer 429. Wait for the window's end, then delete.
-            interrupts.seen |= awaitWriteWindow(lease);
+            calls.interruptSeen(awaitWriteWindow(lease));
             long sent = nanoTime.getAsLong();
             lease.wrote(sent);
             try {
@@ -356,9 +353,9 @@ final class LeaseRelease {
                 if (first.getCode() == 429) {
                     // GCS's write limit on one object (about one per second): our last write was under a
                     // second ago. Wait that second out once instead of letting the client retry every 50 ms.
-                    interrupts.seen |= sleepUninterruptibly(writeRateWindow);
+                    calls.interruptSeen(sleepUninterruptibly(writeRateWindow));
                 }
-                deleted = interrupts.resend(() -> store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()));
+                deleted = calls.send(() -> store.delete(lease.blobId(), lease.fencingToken(), lease.metageneration()));
             }
             log.debug("lock '{}' released ({})", lease.name(), deleted ? "deleted" : "was already gone");
             if (deleted) {
@@ -367,7 +364,7 @@ final class LeaseRelease {
         } catch (StorageException e) {
             if (e.getCode() == 412) {
                 try {
-                    deleteIfStillOurs(lease, interrupts);
+                    deleteIfStillOurs(lease, calls);
                 } catch (RuntimeException again) {
                     log.warn("lock '{}': could not delete the lock object on release ({}); it stays until its TTL ({}) "
                             + "passes, or until this process asks for the lock again", lease.name(), again.getMessage(), ttl);
@@ -380,38 +377,10 @@ final class LeaseRelease {
             log.warn("lock '{}': could not delete the lock object on release; it stays until its TTL ({}) passes",
                     lease.name(), ttl, e);
         }
-        return interrupts.seen;
     }
 
-    /**
-     * The calls of one release and the interrupts that broke them. An interrupt during a call of the retrying
-     * client (its backoff before a retry) breaks the call with the outcome unknown; the call is sent again with
-     * the flag clear, up to {@link #RESENDS_AFTER_INTERRUPTS} times per release (each send bounded by the
-     * operation timeout, rule 15): a cancel and an executor's shutdownNow are two interrupts, and the 412 path's
-     * read and guarded delete are calls too. Rule 12 whatever the flag says; bounded whatever the interrupts.
-     */
-    private static final class Interrupts {
-        boolean seen;
-        int resends;
-
-        <T> T resend(java.util.function.Supplier<T> call) {
-            while (true) {
-                try {
-                    return call.get();
-                } catch (StorageException broken) {
-                    boolean interrupted = Thread.interrupted();
-                    seen |= interrupted; // given back to the thread after the release
-                    if (!interrupted || resends >= RESENDS_AFTER_INTERRUPTS) {
-                        throw broken;
-                    }
-                    resends++; // an interrupt during the call broke it: once more, with the flag clear
-                }
-            }
-        }
-    }
-
-    /** How many times one release sends a call again after an interrupt broke it (see {@link Interrupts}). */
-    static final int RESENDS_AFTER_INTERRUPTS = 5;
+    /** How many times one release sends a call again after an interrupt broke it (see {@link CallsThroughInterrupts}). */
+    static final int RESENDS_AFTER_INTERRUPTS = CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS;
 
     /**
      * After a release's DELETE met 412: either someone else holds the name now, or a write of ours
@@ -420,15 +389,15 @@ final class LeaseRelease {
      * lease id), delete it guarded by what we read, so a lease never ends leaving its object behind.
      * Both calls are sent again after an interrupt broke them, as the first DELETE is.
      */
-    private void deleteIfStillOurs(GcsLease lease, Interrupts interrupts) {
+    private void deleteIfStillOurs(GcsLease lease, CallsThroughInterrupts calls) {
         BlobId id = BlobId.of(lease.blobId().getBucket(), lease.blobId().getName());
-        Blob current = interrupts.resend(() -> store.read(id));
+        Blob current = calls.send(() -> store.read(id));
         if (current == null || current.getGeneration() != lease.fencingToken() || !me.isOurs(current, lease.leaseId())) {
             log.debug("lock '{}' released: it had been taken over, nothing of ours to delete", lease.name());
             return;
         }
         // Generation + metageneration as read: if anyone changes it after our read, this delete fails.
-        interrupts.resend(() -> store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration()));
+        calls.send(() -> store.delete(current.getBlobId(), current.getGeneration(), current.getMetageneration()));
         log.debug("lock '{}' released: deleted after a write of ours had moved its metageneration unseen", lease.name());
     }
 

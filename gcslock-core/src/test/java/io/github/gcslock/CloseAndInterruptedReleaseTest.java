@@ -63,6 +63,10 @@ class CloseAndInterruptedReleaseTest extends EmulatorTestBase {
     void aReleaseOnAnInterruptedThreadAfterA429DeletesTheObjectAndKeepsTheFlag() {
         GcsLockRegistry r = registry();
         Lease lease = r.tryAcquire("interrupted-release").orElseThrow();
+        // Past the 20 ms write window after the create: the release does not wait it out (rule 21) before its DELETE.
+        // That wait ends at the interrupt and clears the flag itself, and so hid a release that never cleared it
+        // (dev/rule-mutations.py's "release: the guarded delete runs with the interrupt flag clear" survived).
+        sleep(200);
         gcs.faults().failNext(2, 429, Operation.DELETE); // the single try, then the first try of the retrying client
 
         Thread.currentThread().interrupt();
