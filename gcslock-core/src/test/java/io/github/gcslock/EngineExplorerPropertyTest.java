@@ -804,6 +804,24 @@ class EngineExplorerPropertyTest {
             return null;
         }
 
+        /**
+         * Whether the misbehaving listener ended a block in {@code cb} of {@code name} after {@code since} and no later
+         * than {@code told} (+ 30 ms): a delay of a listener told in turn after it.
+         */
+        boolean endedABlockIn(String name, Callback cb, long since, long told) {
+            List<long[]> bs = blocks.get(name);
+            if (bs == null) {
+                return false;
+            }
+            for (long[] b : bs) {
+                if (b[2] == cb.ordinal() && b[1] != Long.MAX_VALUE && b[1] - since >= 0
+                        && b[1] - (told + TimeUnit.MILLISECONDS.toNanos(30)) <= 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
         boolean wasSlow(String name) {
             Long until = slowUntil.get(name);
             return until != null && System.nanoTime() - until < 0;
@@ -1245,6 +1263,14 @@ class EngineExplorerPropertyTest {
             }
             long[] b = p.heldUpBy(lease.name(), declared, now, except);
             if (b == null || ProcessPauses.within(declared, now) > (now - declared) / 3) {
+                return;
+            }
+            if (except != null && p.endedABlockIn(lease.name(), except, declared, now)) {
+                // The misbehaving listener's own block in an event of the channel it shares with who (its onLost, just
+                // before the recorder's) explains the delay; a block in another event that ended about then is a
+                // coincidence (the long run on e6ca5ee: ON_LOST and REQUEST_FAILED both blocking 1200 ms, "told 1210 ms
+                // after the lease was lost, 24 ms after the misbehaving listener ended a block of 1200 ms in
+                // REQUEST_FAILED").
                 return;
             }
             violation("P" + p.index + " " + who + " of '" + lease.name() + "' lease " + lease.leaseId() + " was told "
