@@ -865,6 +865,77 @@ class EngineInterleavingExplorerTest {
         });
     }
 
+    /**
+     * Rule 11 at hand-out on an interrupted thread (issue 29: the interleaving explorer's find on the unmutated engine,
+     * seed -7109172475261732879 of the hostile programs, which 20 runs per scenario do not meet again): p1's request
+     * listener holds the acquiring thread, between its create's reply and the hand-out, until past the lease's deadline
+     * (8 to 9.5 s after the create's send), keeping the interrupts that come meanwhile; an interrupter interrupts that
+     * thread once or twice, 6 to 11 s after the call began. The call is a one-shot or a short wait. Its late object must
+     * be deleted whatever the flag says (rules 11, 12): checked in every scenario, no object is left once every
+     * registry has closed. Half of {@link #RUNS} (a narrow scenario).
+     */
+    @Test
+    void aCreateAnsweredPastItsDeadlineOnAnInterruptedThread() {
+        explore("a create answered past its deadline on an interrupted thread", false, 2, run -> {
+            GcsLockRegistry r1 = run.registry("p1");
+            Set<Thread> held = ConcurrentHashMap.newKeySet();
+            r1.addListener(new LockEventListener() {
+                @Override
+                public void requestAnswered(String name) {
+                    holdTheCreate(name);
+                }
+
+                @Override
+                public void requestFailed(String name, GcsLockException error) {
+                    holdTheCreate(name);
+                }
+
+                void holdTheCreate(String name) {
+                    Thread t = Thread.currentThread();
+                    Long sent = run.createSentOn.get(t);
+                    if (!t.getName().equals("actor-p1-x") || sent == null || !Run.createInFlightHere(r1) || !held.add(t)) {
+                        return;
+                    }
+                    long until = sent + Duration.ofMillis(8_000 + run.slowness.nextInt(1_500)).toNanos();
+                    run.world.note("p1's request listener holds " + t.getName() + " until " + Duration.ofNanos(until - sent)
+                            + " after its create of '" + name + "' was sent, keeping interrupts");
+                    boolean interrupted = false;
+                    while (run.world.nanoTime() - until < 0) {
+                        try {
+                            run.world.sleep(until - run.world.nanoTime());
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                        }
+                    }
+                    if (interrupted) {
+                        t.interrupt();
+                    }
+                }
+            });
+            boolean oneShot = run.setup.nextBoolean();
+            List<Duration> at = new ArrayList<>();
+            at.add(Duration.ofMillis(6_000).plus(run.upTo(5)));
+            if (run.setup.nextBoolean()) {
+                at.add(run.upTo(2));
+            }
+            run.world.note("p1-x: " + (oneShot ? "a one-shot" : "a wait of 3 s") + "; p1-interrupter interrupts it after " + at);
+            run.actor("p1-x", () -> {
+                try {
+                    run.hold(oneShot ? run.tryAcquire(r1, "x") : run.acquire(r1, "x", Duration.ofSeconds(3)), Duration.ofSeconds(1));
+                } catch (InterruptedException e) {
+                    // the interrupter ended the wait or the hold: documented
+                }
+            });
+            run.actor("p1-interrupter", () -> {
+                for (Duration d : at) {
+                    run.world.sleepVirtual(d);
+                    run.interrupt("p1-x");
+                }
+            });
+            run.actor("p1-close", () -> run.closeAfter(r1, Duration.ofSeconds(30)));
+        });
+    }
+
     // ------------------------------------------------------------------ the harness
 
     private static void explore(String scenario, boolean faults, Consumer<Run> setup) {
