@@ -145,7 +145,7 @@ class EngineExplorerPropertyTest {
      */
     static final boolean SURVEY = Boolean.getBoolean("gcslock.explorer.survey");
 
-    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING, EXTREMES, AIMED, LISTENERS, ADD_LISTENER }
+    enum Kind { ACQUIRE, WAIT, RELEASE, RELEASE_AFTER, RENEW, INSPECT, CLOSE, INTERRUPT, LISTENER, FAULT, TIME, TICK, FOLLOW, CRASH, LOCK, BAD_NAME, BAD_SETTING, EXTREMES, AIMED, LISTENERS, ADD_LISTENER, INTERRUPTED_RETRY }
 
     static final Set<Kind> ALPHABET = EnumSet.copyOf(Arrays.stream(
             System.getProperty("gcslock.explorer.actions", Arrays.stream(Kind.values()).map(Enum::name)
@@ -235,10 +235,11 @@ class EngineExplorerPropertyTest {
         all.put(Kind.AIMED, aimedAction());
         all.put(Kind.LISTENERS, listenersAction());
         all.put(Kind.ADD_LISTENER, addListenerAction());
+        all.put(Kind.INTERRUPTED_RETRY, interruptedRetryAction());
         Map<Kind, Integer> weights = Map.ofEntries(Map.entry(Kind.ACQUIRE, 5), Map.entry(Kind.RELEASE, 4), Map.entry(Kind.WAIT, 2),
                 Map.entry(Kind.TIME, 3), Map.entry(Kind.FAULT, 2), Map.entry(Kind.LISTENER, 2), Map.entry(Kind.TICK, 2),
                 Map.entry(Kind.FOLLOW, 2), Map.entry(Kind.RELEASE_AFTER, 2), Map.entry(Kind.RENEW, 2), Map.entry(Kind.EXTREMES, 2),
-                Map.entry(Kind.AIMED, 5));
+                Map.entry(Kind.AIMED, 5), Map.entry(Kind.INTERRUPTED_RETRY, 2));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -307,6 +308,18 @@ class EngineExplorerPropertyTest {
                         "P" + p + " tryAcquire('" + name + "', ttl " + ttl + ", " + owner + ", thread " + thread
                                 + (interrupted ? ", interrupted" : "") + ")",
                         w -> w.tryAcquire(p, name, ttl, owner, thread, interrupted)));
+    }
+
+    /**
+     * Rule 15 over HTTP: an interrupt cuts a one-shot short only while the GCS client waits to retry (a request itself is
+     * not interruptible), so an interrupted tryAcquire of a name of the step's own (always free) whose create its
+     * process's GCS answers 503: the retry wait ends at once, and the call must report an interrupt, not an outage.
+     */
+    static Action.Independent<World> interruptedRetryAction() {
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(Owner.class),
+                        Arbitraries.integers().between(0, 1))
+                .as((p, owner, thread) -> step("P" + p + " tryAcquire(a name of its own, " + owner + ", thread " + thread
+                        + ", interrupted), its create answered 503", w -> w.interruptedRetry(p, owner, thread)));
     }
 
     static Action.Independent<World> waitAction() {
@@ -1588,6 +1601,7 @@ class EngineExplorerPropertyTest {
                 }
                 return l;
             });
+            lastOneShotError = o.error;
             expectAcquireOutcome(p, r, what, ttl, o.error);
             if (o.error != null && p.faulty) {
                 cutOffEnds.add(r.owner() + " " + name); // a create that may have committed, its call cut off (documented)
@@ -1599,6 +1613,53 @@ class EngineExplorerPropertyTest {
                 checkInterruptNoOutage(what, o.error);
             }
             return got[0];
+        }
+
+        /** The error of the last {@link #tryAcquire} the driver made (null: none). */
+        Throwable lastOneShotError;
+
+        /**
+         * INTERRUPTED_RETRY: {@code pi}'s tryAcquire of a fresh name on an interrupted thread, the process's next create
+         * answered 503 (its own client only, in every world: an injected fault of that one request, so the name's calls are
+         * not held to rule 16's exact costs). tryAcquire judges it as any interrupted one-shot; then rule 15 on what the
+         * step knows: GCS answered only that create, with a transient error the client retries, and the thread was
+         * interrupted, so its wait before the retry ends at once. An error GCS did not answer with (code 0) is then that
+         * interrupt, not an outage -- unless the process was cut off or a request timed out (the call bound may have run
+         * out). A failure the create did not meet (a partition refused it, a closed registry sent none) is dropped.
+         */
+        void interruptedRetry(int pi, Owner owner, int thread) {
+            Proc p = procs[pi];
+            String name = "retry-" + seqs.incrementAndGet();
+            String what = "P" + pi + " tryAcquire('" + name + "', " + owner + ") on an interrupted thread, its create answered 503";
+            aimedAt.putIfAbsent(name, System.nanoTime());
+            ClientFaults c = GCS.faults().client(p.client);
+            boolean faulty = p.faulty;
+            lastOneShotError = null;
+            c.failNext(1, 503, Operation.INSERT);
+            boolean met;
+            try {
+                tryAcquire(pi, name, Ttl.DEFAULT, owner, thread, true);
+            } finally {
+                met = c.pendingFailures() == 0;
+                c.clearFailures();
+            }
+            Throwable error = lastOneShotError;
+            if (!met || faulty || p.faulty || !(error instanceof GcsLockException)
+                    || !String.valueOf(error.getMessage()).contains("could not reach GCS")) {
+                return;
+            }
+            boolean unanswered = false;
+            for (Throwable e = error.getCause(); e != null && e != e.getCause(); e = e.getCause()) {
+                if (e instanceof java.net.SocketTimeoutException || e instanceof TimeoutException) {
+                    return; // a request timed out: the client's retries may have run out
+                }
+                unanswered |= e instanceof com.google.cloud.storage.StorageException se && se.getCode() == 0;
+            }
+            if (unanswered) {
+                violation(what + " failed with an error GCS did not answer with, reported as an outage: " + error.getMessage()
+                        + " (rule 15: an interrupt that cuts a one-shot short -- here the client's wait before retrying the 503 --"
+                        + " is reported as an interrupt, not as 'could not reach GCS')");
+            }
         }
 
         /**

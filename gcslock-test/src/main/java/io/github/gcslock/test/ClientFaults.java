@@ -24,7 +24,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * }</pre>
  *
  * <p>Applied to each request of the client before the emulator-wide {@link Faults} (after counting):
- * a partition first, then, once the request has been processed, a slow reply.
+ * a partition first, then (after the latency and actions) a failure queued by {@link #failNext}, then, once
+ * the request has been processed, a slow reply.
  */
 public final class ClientFaults {
 
@@ -56,6 +57,11 @@ public final class ClientFaults {
     private volatile long slowReplyNanos;
     private final AtomicLong partitionedRequests = new AtomicLong();
     private final AtomicLong slowedReplies = new AtomicLong();
+    /** Failures {@link #failNext} queued: operation and status; guarded by {@code this}. */
+    private final java.util.List<Failure> failures = new java.util.ArrayList<>();
+
+    private record Failure(Operation operation, int status) {
+    }
 
     ClientFaults(String name) {
         this.name = name;
@@ -118,6 +124,30 @@ public final class ClientFaults {
         return this;
     }
 
+    /**
+     * Answers the next {@code count} requests of {@code operation} of this client with {@code status} (e.g. 503)
+     * without processing them, as {@link Faults#failNext(int, int, Operation)} does for every client's: other
+     * clients are served. Applied after the client's partition, before the emulator-wide faults.
+     */
+    public synchronized ClientFaults failNext(int count, int status, Operation operation) {
+        Objects.requireNonNull(operation, "operation");
+        for (int i = 0; i < count; i++) {
+            failures.add(new Failure(operation, status));
+        }
+        return this;
+    }
+
+    /** Failures {@link #failNext} queued that no request has met yet. */
+    public synchronized int pendingFailures() {
+        return failures.size();
+    }
+
+    /** Drops the failures {@link #failNext} queued that no request has met yet. */
+    public synchronized ClientFaults clearFailures() {
+        failures.clear();
+        return this;
+    }
+
     /** Requests of this client that met a partition. */
     public long partitionedRequests() {
         return partitionedRequests.get();
@@ -131,6 +161,7 @@ public final class ClientFaults {
     /** Removes every fault of this client (held requests are released as by {@link #heal()}). */
     public ClientFaults reset() {
         slowReplies.set(0);
+        clearFailures();
         return heal();
     }
 
@@ -165,6 +196,18 @@ public final class ClientFaults {
             }
             return mode == Partition.DELAY ? Admission.PROCESS : Admission.REFUSE;
         }
+    }
+
+    /** The status a failure queued by {@link #failNext} answers this request of {@code op} with, or null. */
+    synchronized Integer takeFailure(Operation op) {
+        for (java.util.Iterator<Failure> it = failures.iterator(); it.hasNext(); ) {
+            Failure f = it.next();
+            if (f.operation() == op) {
+                it.remove();
+                return f.status();
+            }
+        }
+        return null;
     }
 
     /** Holds a processed request's reply back if a slow reply is due. */

@@ -12,7 +12,7 @@ import java.util.function.Function;
  * <li>the client's partition: refuse it (no reply, nothing processed), hold it until the partition heals,
  *     or let it through to commit and lose its reply (a partition that starts mid-request);</li>
  * <li>latency, then an action queued for this operation ({@link Faults#beforeNext});</li>
- * <li>"fail next N": answer with the injected status without processing it;</li>
+ * <li>"fail next N" (the client's, then the emulator-wide): answer with the injected status without processing it;</li>
  * <li>the operation itself (it commits; an error it answers with is a reply like any other);</li>
  * <li>a reply lost to a partition that started mid-request, a slow reply of the client
  *     ({@link ClientFaults#slowReplies}), then a dropped reply ({@link Faults#dropReplies}): the operation has
@@ -79,7 +79,10 @@ final class FaultPipeline {
         if (action != null) {
             action.run();
         }
-        Integer failure = faults.takeFailure(op);
+        Integer failure = client == null ? null : client.takeFailure(op);
+        if (failure == null) {
+            failure = faults.takeFailure(op);
+        }
         byte[] body = request.readBody();
         if (failure != null) {
             Reply injected = Reply.error(new GcsError(failure, GcsError.defaultReason(failure), "Injected failure " + failure));
