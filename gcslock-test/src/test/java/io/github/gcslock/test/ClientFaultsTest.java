@@ -74,6 +74,24 @@ class ClientFaultsTest extends EmulatorTestBase {
     }
 
     @Test
+    void failNextAnswersThatClientsRequestsOfTheOperationOnlyAndProcessesNothing() {
+        Storage a = client("a", Duration.ofSeconds(2));
+        Storage b = client("b", Duration.ofSeconds(2));
+        gcs.faults().client("a").failNext(1, 503, Operation.INSERT);
+        assertThat(a.get(BlobId.of(BUCKET, "x"))).as("another operation is served").isNull();
+        b.create(object("y"), new byte[0]);
+        assertThat(gcs.faults().client("a").pendingFailures()).as("another client is served").isEqualTo(1);
+        assertThatThrownBy(() -> a.create(object("x"), new byte[0])).isInstanceOf(StorageException.class)
+                .satisfies(e -> assertThat(((StorageException) e).getCode()).isEqualTo(503));
+        assertThat(gcs.storage().get(BlobId.of(BUCKET, "x"))).as("not processed").isNull();
+        assertThat(gcs.faults().client("a").pendingFailures()).isZero();
+        a.create(object("x"), new byte[0]);
+        gcs.faults().client("a").failNext(2, 503, Operation.INSERT).clearFailures();
+        assertThat(gcs.faults().client("a").pendingFailures()).isZero();
+        a.create(object("z"), new byte[0]);
+    }
+
+    @Test
     void aSlowReplyCommitsButArrivesAfterTheClientGaveUp() {
         Storage a = client("a", Duration.ofMillis(200));
         gcs.faults().client("a").slowReplies(1, Duration.ofMillis(600));
