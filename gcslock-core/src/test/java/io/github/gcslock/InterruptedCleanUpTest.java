@@ -89,9 +89,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         Outcome o = runOn(caller, () -> a.tryAcquire("late-k" + k).orElse(null), 20_000);
         long deletesDuringCall = okDeletes();
         Blob afterCall = object("late-k" + k);
-        System.out.printf("N1 k=%d: %s; DELETE sent %d ok %d; object after call gen=%s; INSERT %d%n", k, o,
-                gcs.faults().requestCount(Operation.DELETE), deletesDuringCall,
-                afterCall == null ? null : afterCall.getGeneration(), gcs.faults().requestCount(Operation.INSERT));
         assertThat(told(o)).as("the interrupt is given back: %s", o).isTrue();
         if (k <= 5) {
             assertThat(deletesDuringCall).as("the late object's DELETE went through after %d broken sends", k).isEqualTo(1);
@@ -150,9 +147,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         t.interrupt();
         t.join(30_000);
         assertThat(t.isAlive()).as("the waiter's call is bounded").isFalse();
-        System.out.printf("N2 %s r=%d d=%d: %s; GET %d DELETE %d ok-DELETE %d; object after call=%s%n", name, readFailures,
-                deleteFailures, o, gcs.faults().requestCount(Operation.GET), gcs.faults().requestCount(Operation.DELETE),
-                okDeletes(), object(name) == null ? "none" : "PRESENT");
         assertThat(o.failure).as("the interrupted waiter is told").isInstanceOf(InterruptedException.class);
         return o;
     }
@@ -183,9 +177,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         gcs.faults().beforeNext(Operation.DELETE, () -> foreign.set(plantForeignLock("taken", Duration.ofSeconds(20))));
         Outcome o = runOn(caller, () -> a.tryAcquire("taken").orElse(null), 20_000);
         Blob now = object("taken");
-        System.out.printf("N3: %s; DELETE sent %d; foreign gen=%s now gen=%s owner=%s%n", o,
-                gcs.faults().requestCount(Operation.DELETE), foreign.get() == null ? null : foreign.get().getGeneration(),
-                now == null ? null : now.getGeneration(), now == null ? null : now.getMetadata().get("gcslock-owner"));
         assertThat(foreign.get()).as("the other process created its object").isNotNull();
         assertThat(now).as("the other process's object").isNotNull();
         assertThat(now.getGeneration()).as("the other process's object is untouched").isEqualTo(foreign.get().getGeneration());
@@ -222,8 +213,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         Outcome o = runOn(caller, () -> a.tryAcquire("late-close").orElse(null), 20_000);
         closer.get().join(20_000);
         Blob left = object("late-close");
-        System.out.printf("N4: %s; close returned=%s; DELETE sent %d ok %d; object=%s%n", o, closeReturned.get(),
-                gcs.faults().requestCount(Operation.DELETE), okDeletes(), left == null ? "none" : "PRESENT");
         assertThat(closeReturned.get()).isTrue();
         assertThat(left).as("nothing of ours once close() returned").isNull();
         assertThat(o.failure).as("the call ends as closed").isInstanceOf(IllegalStateException.class);
@@ -246,9 +235,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         });
         gcs.faults().failNext(1, 503, Operation.DELETE); // single try: no backoff, thrown at once
         Outcome o = runOn(caller, () -> a.acquire("late-wait", Duration.ofSeconds(5)), 20_000);
-        System.out.printf("N5: %s; INSERT %d DELETE %d ok %d GET %d PATCH %d%n", o, gcs.faults().requestCount(Operation.INSERT),
-                gcs.faults().requestCount(Operation.DELETE), okDeletes(), gcs.faults().requestCount(Operation.GET),
-                gcs.faults().requestCount(Operation.PATCH));
         assertThat(told(o)).as("the interrupted waiter is told: %s", o).isTrue();
         if (o.result instanceof Lease l) {
             assertThat(l.isHealthy()).isTrue();
@@ -308,8 +294,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         });
         Outcome o = runOn(caller, () -> a.tryAcquire("late-hang").orElse(null), 60_000);
         gcs.faults().client("a").heal();
-        System.out.printf("N6: %s; interrupts %d; partitioned requests %d; object=%s%n", o, nemesis[0].sent.get(),
-                gcs.faults().client("a").partitionedRequests(), object("late-hang") == null ? "none" : "PRESENT");
         assertThat(o.millis).as("bounded: a handful of call bounds (333 ms each), not more").isLessThan(15_000);
         assertThat(told(o)).as("the interrupt is given back: %s", o).isTrue();
     }
@@ -332,12 +316,10 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         gcs.faults().beforeNext(Operation.DELETE, () -> caller[0].interrupt());
         gcs.faults().failNext(1, 503, Operation.DELETE);
         Outcome o = runOn(caller, () -> r.tryAcquire("leaked").orElse(null), 20_000);
-        System.out.printf("N7: %s; DELETE %d%n", o, gcs.faults().requestCount(Operation.DELETE));
         if (o.result instanceof Lease l) {
             l.release();
         }
         r.close();
-        System.out.println("N7 after close(): " + (object("leaked") == null ? "none" : "PRESENT"));
         // Failed before the retake's DELETE went through CallsThroughInterrupts (the object stayed past close()).
         assertThat(object("leaked")).as("the leaked object, after the interrupted retake and close()").isNull();
     }
@@ -358,13 +340,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         }));
         gcs.faults().dropNextReply(Operation.INSERT);
         Outcome o = runOn(caller, () -> r.tryAcquire("lost-then-503").orElse(null), 20_000);
-        Throwable root = o.failure;
-        while (root != null && root.getCause() != null) {
-            root = root.getCause();
-        }
-        System.out.printf("N8: %s; root=%s; INSERT %d GET %d DELETE %d; object after call=%s%n", o, root,
-                gcs.faults().requestCount(Operation.INSERT), gcs.faults().requestCount(Operation.GET),
-                gcs.faults().requestCount(Operation.DELETE), object("lost-then-503") == null ? "none" : "PRESENT");
         if (o.result instanceof Lease l) {
             l.release();
         }
@@ -395,9 +370,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         gcs.faults().beforeNext(Operation.INSERT, () -> gcs.faults().failNext(1, 503, Operation.INSERT)); // the 2nd create
         Outcome o = runOn(caller, () -> a.tryAcquire("late-then-end").orElse(null), 20_000);
         Blob left = object("late-then-end");
-        System.out.printf("N9: %s; INSERT %d GET %d DELETE %d ok %d; object after call=%s%n", o,
-                gcs.faults().requestCount(Operation.INSERT), gcs.faults().requestCount(Operation.GET),
-                gcs.faults().requestCount(Operation.DELETE), okDeletes(), left == null ? "none" : "PRESENT");
         assertThat(told(o)).as("the interrupt is given back: %s", o).isTrue();
         if (o.result instanceof Lease l) {
             l.release();
@@ -426,8 +398,6 @@ class InterruptedCleanUpTest extends EmulatorTestBase {
         gcs.faults().failNext(3, 503, Operation.DELETE);
         Outcome o = runOn(caller, () -> a.acquire("late-wait-3", Duration.ofSeconds(5)), 20_000);
         long ok = okDeletes();
-        System.out.printf("N14: %s; INSERT %d DELETE %d ok %d%n", o, gcs.faults().requestCount(Operation.INSERT),
-                gcs.faults().requestCount(Operation.DELETE), ok);
         assertThat(told(o)).as("the interrupt is given back: %s", o).isTrue();
         assertThat(ok).as("the late object's DELETE went through after 3 broken single tries").isEqualTo(1);
         if (o.result instanceof Lease l) {
