@@ -82,7 +82,7 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
         // So 8 calls and 4 windows. (Review 5's R5-6: the bound of 4 calls and 2 windows ran out before a release that
         // waited for a renewal and then met 429 and 412, every call answered, so release() returned with the object
         // still there.) Not covered: interrupts of the releasing thread, each of which may have a broken call sent
-        // again (up to LeaseRelease.RESENDS_AFTER_INTERRUPTS more calls); a wait that runs out gives up with a WARN.
+        // again (up to CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS more calls); a wait that runs out gives up with a WARN.
         Duration releaseBound = settings.operationTimeout().multipliedBy(8).plus(settings.writeRateWindow().multipliedBy(4));
         // Rule 16: a clean release is remembered by the attempts, which are built last (their leases need release).
         this.release = new LeaseRelease(store, keeper, holds, listeners, me, settings.writeRateWindow(), ttl,

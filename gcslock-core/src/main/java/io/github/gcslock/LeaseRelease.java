@@ -379,9 +379,6 @@ final class LeaseRelease {
         }
     }
 
-    /** How many times one release sends a call again after an interrupt broke it (see {@link CallsThroughInterrupts}). */
-    static final int RESENDS_AFTER_INTERRUPTS = CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS;
-
     /**
      * After a release's DELETE met 412: either someone else holds the name now, or a write of ours
      * committed unseen (a refresh whose reply was lost or came after the timeout) and moved the

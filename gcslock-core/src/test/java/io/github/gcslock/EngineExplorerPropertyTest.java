@@ -2553,6 +2553,18 @@ class EngineExplorerPropertyTest {
             }
         }
 
+        /** close() of {@code r} on this thread, marked as a close()'s thread for checkEventThread while it runs. */
+        Void closeMarked(GcsLockRegistry r) {
+            Thread me = Thread.currentThread();
+            String before = calling.put(me, CLOSING);
+            try {
+                r.close();
+            } finally {
+                restoreCalling(me, before);
+            }
+            return null;
+        }
+
         void close(int pi, boolean twice, boolean interrupted, boolean duringRelease) {
             Proc p = procs[pi];
             GcsLockRegistry r = p.registry;
@@ -2574,28 +2586,10 @@ class EngineExplorerPropertyTest {
                     }));
                     sleep(40);
                 }
-                Future<Outcome<Void>> first = pool.submit(() -> run(what, interrupted, () -> {
-                    Thread me = Thread.currentThread();
-                    String before = calling.put(me, CLOSING);
-                    try {
-                        r.close();
-                    } finally {
-                        restoreCalling(me, before);
-                    }
-                    return null;
-                }));
+                Future<Outcome<Void>> first = pool.submit(() -> run(what, interrupted, () -> closeMarked(r)));
                 if (twice) {
                     sleep(60);
-                    Outcome<Void> o2 = onNewThread(what + " (the second)", false, () -> {
-                        Thread me = Thread.currentThread();
-                        String before = calling.put(me, CLOSING);
-                        try {
-                            r.close();
-                        } finally {
-                            restoreCalling(me, before);
-                        }
-                        return null;
-                    });
+                    Outcome<Void> o2 = onNewThread(what + " (the second)", false, () -> closeMarked(r));
                     if (o2.error != null && !(o2.error instanceof TimeoutException)) {
                         violation(what + " (the second) threw " + o2.error);
                     }

@@ -678,36 +678,7 @@ class EngineInterleavingExplorerTest {
             GcsLockRegistry r1 = run.registry("p1");
             GcsLockRegistry r2 = run.registry("p2");
             run.slowRefresherReplies = true;
-            Set<Thread> held = ConcurrentHashMap.newKeySet();
-            r1.addListener(new LockEventListener() {
-                @Override
-                public void requestAnswered(String name) {
-                    holdTheCreate(name);
-                }
-
-                @Override
-                public void requestFailed(String name, GcsLockException error) {
-                    holdTheCreate(name);
-                }
-
-                void holdTheCreate(String name) {
-                    Thread t = Thread.currentThread();
-                    Long sent = run.createSentOn.get(t);
-                    if (!t.getName().startsWith("actor-p1-") || sent == null || !Run.createInFlightHere(r1) || !held.add(t)) {
-                        return;
-                    }
-                    long until = sent + Duration.ofMillis(4_300 + run.slowness.nextInt(150)).toNanos();
-                    run.world.note("p1's request listener holds " + t.getName() + " until " + Duration.ofNanos(until - sent)
-                            + " after its create of '" + name + "' was sent");
-                    try {
-                        while (run.world.nanoTime() - until < 0) {
-                            run.world.sleep(until - run.world.nanoTime());
-                        }
-                    } catch (InterruptedException e) {
-                        t.interrupt();
-                    }
-                }
-            });
+            run.holdCreates(r1, "actor-p1-", 4_300, 150, false);
             Duration yAt = run.upTo(3);
             run.actor("p1-x", () -> run.hold(run.acquire(r1, "x", Duration.ofSeconds(2)), Duration.ofSeconds(12)));
             run.actor("p1-y", () -> {
@@ -878,40 +849,7 @@ class EngineInterleavingExplorerTest {
     void aCreateAnsweredPastItsDeadlineOnAnInterruptedThread() {
         explore("a create answered past its deadline on an interrupted thread", false, 2, run -> {
             GcsLockRegistry r1 = run.registry("p1");
-            Set<Thread> held = ConcurrentHashMap.newKeySet();
-            r1.addListener(new LockEventListener() {
-                @Override
-                public void requestAnswered(String name) {
-                    holdTheCreate(name);
-                }
-
-                @Override
-                public void requestFailed(String name, GcsLockException error) {
-                    holdTheCreate(name);
-                }
-
-                void holdTheCreate(String name) {
-                    Thread t = Thread.currentThread();
-                    Long sent = run.createSentOn.get(t);
-                    if (!t.getName().equals("actor-p1-x") || sent == null || !Run.createInFlightHere(r1) || !held.add(t)) {
-                        return;
-                    }
-                    long until = sent + Duration.ofMillis(8_000 + run.slowness.nextInt(1_500)).toNanos();
-                    run.world.note("p1's request listener holds " + t.getName() + " until " + Duration.ofNanos(until - sent)
-                            + " after its create of '" + name + "' was sent, keeping interrupts");
-                    boolean interrupted = false;
-                    while (run.world.nanoTime() - until < 0) {
-                        try {
-                            run.world.sleep(until - run.world.nanoTime());
-                        } catch (InterruptedException e) {
-                            interrupted = true;
-                        }
-                    }
-                    if (interrupted) {
-                        t.interrupt();
-                    }
-                }
-            });
+            run.holdCreates(r1, "actor-p1-x", 8_000, 1_500, true);
             boolean oneShot = run.setup.nextBoolean();
             List<Duration> at = new ArrayList<>();
             at.add(Duration.ofMillis(6_000).plus(run.upTo(5)));
@@ -2709,6 +2647,53 @@ class EngineInterleavingExplorerTest {
             } finally {
                 leave(r, name);
             }
+        }
+
+        /**
+         * A request listener of {@code r} that holds an application thread whose name starts with {@code threads}, once, in
+         * its create's request event (between the reply and the hand-out), until {@code fromMs} plus up to {@code spreadMs}
+         * after that create was sent. An interrupt ends the hold (the flag set again), or, with {@code keepInterrupts},
+         * is kept until the hold ends.
+         */
+        void holdCreates(GcsLockRegistry r, String threads, int fromMs, int spreadMs, boolean keepInterrupts) {
+            Set<Thread> held = ConcurrentHashMap.newKeySet();
+            r.addListener(new LockEventListener() {
+                @Override
+                public void requestAnswered(String name) {
+                    holdTheCreate(name);
+                }
+
+                @Override
+                public void requestFailed(String name, GcsLockException error) {
+                    holdTheCreate(name);
+                }
+
+                void holdTheCreate(String name) {
+                    Thread t = Thread.currentThread();
+                    Long sent = createSentOn.get(t);
+                    if (!t.getName().startsWith(threads) || sent == null || !createInFlightHere(r) || !held.add(t)) {
+                        return;
+                    }
+                    long until = sent + Duration.ofMillis(fromMs + slowness.nextInt(spreadMs)).toNanos();
+                    world.note(names.get(r) + "'s request listener holds " + t.getName() + " until "
+                            + Duration.ofNanos(until - sent) + " after its create of '" + name + "' was sent"
+                            + (keepInterrupts ? ", keeping interrupts" : ""));
+                    boolean interrupted = false;
+                    while (world.nanoTime() - until < 0) {
+                        try {
+                            world.sleep(until - world.nanoTime());
+                        } catch (InterruptedException e) {
+                            interrupted = true;
+                            if (!keepInterrupts) {
+                                break;
+                            }
+                        }
+                    }
+                    if (interrupted) {
+                        t.interrupt();
+                    }
+                }
+            });
         }
 
         /** An interrupter's interrupt of the actor {@code name} (if it runs). */
