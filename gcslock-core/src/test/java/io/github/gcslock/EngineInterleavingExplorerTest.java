@@ -2368,13 +2368,37 @@ class EngineInterleavingExplorerTest {
             // A listener taking a nested hold in acquired, on the acquiring thread: of the same lock (the call's owner
             // re-enters, rule 17; kept until the application lets its lease go, so that a call that fails after the
             // hand-out must release the whole lease, rule 20), or of the other lock (given back at once).
+            // It may then throw an Error in that call's acquireFinished (a tracing listener that fails at the call's end):
+            // the call fails, so the whole lease is released, the listener's nested hold with it (rule 20: a call that
+            // failed never leaves a lease held; judged by listenerFailed).
             if (hostile && setup.nextInt(3) == 0) {
                 boolean same = setup.nextInt(3) != 0;
                 int every = 1 + setup.nextInt(2);
+                boolean failFinish = same && setup.nextBoolean();
                 world.note(name + "'s listener takes a nested hold in every " + every + ". acquired event on the acquiring thread, "
-                        + (same ? "of the same lock, kept until the application releases" : "of the other lock, given back at once"));
+                        + (same ? "of the same lock, kept until the application releases" : "of the other lock, given back at once")
+                        + (failFinish ? ", and throws an Error in that call's acquireFinished" : ""));
                 r.addListener(new LockEventListener() {
                     final java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+                    /**
+                     * Per acquiring thread, the lease it took a nested hold of in acquired: that call's acquireFinished (the
+                     * lease among the ones its thread was told acquired in the call now running there) throws.
+                     */
+                    final Map<Thread, Lease> tookIn = new ConcurrentHashMap<>();
+
+                    @Override
+                    public void acquireFinished(String lock, AcquireOutcome outcome, Duration took) {
+                        Thread t = Thread.currentThread();
+                        Lease of = tookIn.get(t);
+                        if (!failFinish || of == null || inListenerAcquire.get() != null || outcome != AcquireOutcome.ACQUIRED
+                                || !lock.equals(of.name()) || !acquiredOn.getOrDefault(t, List.of()).contains(of)) {
+                            return;
+                        }
+                        tookIn.remove(t);
+                        ListenerError e = new ListenerError("acquireFinished", outcome);
+                        thrownOn.computeIfAbsent(t, k -> Collections.synchronizedList(new ArrayList<>())).add(e);
+                        throw e;
+                    }
 
                     @Override
                     public void acquired(Lease lease) {
@@ -2413,6 +2437,9 @@ class EngineInterleavingExplorerTest {
                                 return;
                             }
                             listenerHolds.computeIfAbsent(lease.leaseId(), k -> new java.util.concurrent.CopyOnWriteArrayList<>()).add(x);
+                            if (failFinish) {
+                                tookIn.put(Thread.currentThread(), lease);
+                            }
                         });
                     }
                 });
@@ -3817,9 +3844,12 @@ class EngineInterleavingExplorerTest {
              * Its callbacks that run on an application thread (when nothing of the lock is pending for it), which may block
              * there long: the acquisition callbacks too ("acquisition callbacks block": a tracing listener's slow
              * acquireStarted or acquireFinished holds up that call only, never another listener's lost, rule 20).
+             * {@code fencingTokenRegression} too: it runs there, right before the lease's {@code acquired}, and both take
+             * one place among each listener's events of the lock before the lease's refreshes start (rule 20), so a lease
+             * refreshed or lost while this listener blocks there long is told acquired first by every other listener.
              */
             static final Set<String> ON_THE_CALLERS_THREAD = Set.of("acquireStarted", "acquired", "acquireFinished", "released",
-                    "requestAnswered", "requestFailed", "notAcquired", "tookOver");
+                    "requestAnswered", "requestFailed", "notAcquired", "tookOver", "fencingTokenRegression");
             /** How many times it is registered (1 or 2): that many of its events of one lock may run at once (rule 20). */
             volatile int registrations = 1;
             /** Its registry. */
@@ -4034,9 +4064,30 @@ class EngineInterleavingExplorerTest {
             }
             @Override public void notAcquired(String name, LockInfo holder) { on("notAcquired", name, null); }
             @Override public void tookOver(String name, LockInfo staleHolder) { on("tookOver", name, null); }
-            @Override public void refreshed(Lease lease) { on("refreshed", lease.name(), null); }
-            @Override public void refreshFailed(Lease lease, Exception error) { on("refreshFailed", lease.name(), null); }
+            @Override public void refreshed(Lease lease) {
+                checkToldAcquired("refreshed", lease);
+                on("refreshed", lease.name(), null);
+            }
+            @Override public void refreshFailed(Lease lease, Exception error) {
+                checkToldAcquired("refreshFailed", lease);
+                on("refreshFailed", lease.name(), null);
+            }
+
+            /**
+             * Rule 20: {@code acquired} is the first of a lease's events for every listener, this one included whatever it
+             * threw itself — an Error of its own {@code fencingTokenRegression} hides no {@code acquired} from it (the call
+             * fails and releases the lease; this listener is told acquired, then released). Registered twice, it is judged
+             * on the two registrations at once (told acquired by either).
+             */
+            void checkToldAcquired(String kind, Lease lease) {
+                if (!told.containsKey(lease.leaseId())) {
+                    violations.add(process + "'s hostile listener: " + kind + " of '" + lease.name() + "' token " + lease.fencingToken()
+                            + " before its acquired (rule 20: acquired first among a lease's events for every listener, whatever"
+                            + " it threw; an Error in fencingTokenRegression hides no acquired)");
+                }
+            }
             @Override public void lost(Lease lease, LockLostException reason) {
+                checkToldAcquired("lost", lease);
                 inLost.add(lease.leaseId());
                 try {
                     if (onLoss >= 3 && registry != null) {
@@ -4051,7 +4102,10 @@ class EngineInterleavingExplorerTest {
                 regressionToldAt.putIfAbsent(lease.leaseId() + "|" + Thread.currentThread().getName(), world.nanoTime());
                 on("fencingTokenRegression", lease.name(), null);
             }
-            @Override public void released(Lease lease) { on("released", lease.name(), null); }
+            @Override public void released(Lease lease) {
+                checkToldAcquired("released", lease);
+                on("released", lease.name(), null);
+            }
             @Override public void requestAnswered(String name) {
                 closeAgainIfAnotherCloseRuns();
                 on("requestAnswered", name, null);
