@@ -358,14 +358,25 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         }
         calls.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add("sleep");
         latchesAwaited.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add(latch);
-        String d = new TimedYield("await latch " + Duration.ofNanos(nanos), nanos) {
-            @Override
-            List<String> options() {
-                return timed(latch.getCount() == 0);
-            }
-        }.await();
-        return finish(d, () -> latch.getCount() == 0);
+        latchAwaitsBegun.merge(Thread.currentThread(), 1, Integer::sum);
+        inLatchAwait.add(Thread.currentThread());
+        try {
+            String d = new TimedYield("await latch " + Duration.ofNanos(nanos), nanos) {
+                @Override
+                List<String> options() {
+                    return timed(latch.getCount() == 0);
+                }
+            }.await();
+            return finish(d, () -> latch.getCount() == 0);
+        } finally {
+            inLatchAwait.remove(Thread.currentThread());
+        }
     }
+
+    /** Threads inside {@link #await} now (the engine's sleep on its closing latch: a waiter between looks, rule 16). */
+    final Set<Thread> inLatchAwait = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Per thread, how many {@link #await}s it has begun (so that a check can tell one sleep from the next). */
+    final java.util.Map<Thread, Integer> latchAwaitsBegun = new java.util.concurrent.ConcurrentHashMap<>();
 
     /** Per thread, the latches it waited for (not counted down yet as it began to wait), in order: what a wait was for. */
     final java.util.Map<Thread, List<CountDownLatch>> latchesAwaited = new java.util.concurrent.ConcurrentHashMap<>();
