@@ -447,7 +447,7 @@ class EngineInterleavingExplorerTest {
                 for (int i = 0; i < n; i++) {
                     String name = r.nextInt(3) == 0 ? "y" : "x";
                     int op = r.nextInt(13);
-                    if (op == 4 && r.nextInt(3) == 0) {
+                    if (op == 4 && r.nextInt(2) == 0) {
                         Duration d = run.upTo(20);
                         described.add("after " + d + " the bucket is restored with generations an hour lower");
                         steps.add(() -> {
@@ -4087,15 +4087,19 @@ class EngineInterleavingExplorerTest {
                 for (String k : List.of("acquireStarted", "acquireFinished", "acquired", "notAcquired", "tookOver", "refreshed",
                         "refreshFailed", "lost", "released", "requestAnswered", "requestFailed", "onLost", "fencingTokenRegression")) {
                     int x = r.nextInt(10);
-                    // nothing, block, RuntimeException, Error (a lease's first onLost listener is always hostile: losses are rare)
-                    int act = k.equals("onLost") ? 1 + r.nextInt(3) : x < 4 ? 0 : x < 6 ? 1 : x < 8 ? 2 : 3;
+                    // nothing, block, RuntimeException, Error (a lease's first onLost listener is always hostile: losses are
+                    // rare; so is a fencing token that went down, rule 18, which only a restored bucket or a late hand-out
+                    // brings: fencingTokenRegression is always hostile too, on every call)
+                    boolean rare = k.equals("onLost") || k.equals("fencingTokenRegression");
+                    int act = rare ? 1 + r.nextInt(3) : x < 4 ? 0 : x < 6 ? 1 : x < 8 ? 2 : 3;
                     if (act == 1 && ON_THE_CALLERS_THREAD.contains(k)) {
                         int y = r.nextInt(3); // a block of the schedule's length, or a long one (4), or a long one losing the lease (5)
                         act = y == 0 ? 1 : y == 1 ? 4 : 5;
                     }
                     acts.put(k, act);
                     int period = 1 + r.nextInt(3);
-                    pattern.put(k, new int[] {period, r.nextInt(period)});
+                    int phase = r.nextInt(period);
+                    pattern.put(k, k.equals("fencingTokenRegression") ? new int[] {1, 0} : new int[] {period, phase});
                     calls.put(k, new java.util.concurrent.atomic.AtomicInteger());
                     if (acts.get(k) == 1 && List.of("lost", "refreshed", "refreshFailed", "onLost").contains(k) && r.nextBoolean()) {
                         slow.put(k, Duration.ofSeconds(List.of(2, 6, 12).get(r.nextInt(3))));
