@@ -114,6 +114,8 @@ class EngineExplorerPropertyTest {
     static final Duration TTL = Duration.ofSeconds(2);
     static final Duration REFRESH = Duration.ofMillis(300);
     static final Duration OP_TIMEOUT = Duration.ofMillis(600);
+    /** How long after its last request on a name a registry's knowledge of it no longer refuses a one-shot unread (rule 16: a quarter of a TTL up to {@link #TTL}, with a margin). */
+    static final Duration OWN_LEAK_QUIET = Duration.ofMillis(1_200);
     /** Liveness bound of any one call, generous for a loaded machine: a call that takes longer is a failure. */
     static final long BOUND_MS = Long.getLong("gcslock.explorer.boundMs", 20_000);
     static final int STEPS = Integer.getInteger("gcslock.explorer.steps", 14);
@@ -240,7 +242,11 @@ class EngineExplorerPropertyTest {
         Map<Kind, Integer> weights = Map.ofEntries(Map.entry(Kind.ACQUIRE, 5), Map.entry(Kind.RELEASE, 4), Map.entry(Kind.WAIT, 2),
                 Map.entry(Kind.TIME, 3), Map.entry(Kind.FAULT, 2), Map.entry(Kind.LISTENER, 2), Map.entry(Kind.TICK, 2),
                 Map.entry(Kind.FOLLOW, 2), Map.entry(Kind.RELEASE_AFTER, 2), Map.entry(Kind.RENEW, 2), Map.entry(Kind.EXTREMES, 2),
-                Map.entry(Kind.AIMED, 5), Map.entry(Kind.INTERRUPTED_RETRY, 2));
+                Map.entry(Kind.AIMED, 5), Map.entry(Kind.INTERRUPTED_RETRY, 2),
+                // a crash left behind: the liveness promises (rules 4, 5, 16: a dead holder taken over, our own leak retaken)
+                // are judged only on these, and at weight 1 a catalogue run of 12 tries met a dead holder in a clean world
+                // about once in three runs (the mutation "stale takeover at all" went unfound)
+                Map.entry(Kind.CRASH, 2));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -595,7 +601,10 @@ class EngineExplorerPropertyTest {
     enum Left { DEAD_HOLDER, OWN_LEAK, HUGE_TTL, ZERO_TTL, GARBAGE_TTL }
 
     static Action.Independent<World> crashAction() {
-        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES), Arbitraries.of(Left.class))
+        // the two a liveness promise judges (a dead holder, our own leak) drawn more often than the bad TTLs
+        Arbitrary<Left> lefts = Arbitraries.frequency(net.jqwik.api.Tuple.of(3, Left.DEAD_HOLDER), net.jqwik.api.Tuple.of(3, Left.OWN_LEAK),
+                net.jqwik.api.Tuple.of(1, Left.HUGE_TTL), net.jqwik.api.Tuple.of(1, Left.ZERO_TTL), net.jqwik.api.Tuple.of(1, Left.GARBAGE_TTL));
+        return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES), lefts)
                 .as((p, name, left) -> step("an object of '" + name + "' left behind: " + left + (left == Left.OWN_LEAK ? " of P" + p : ""),
                         w -> w.leave(p, name, left)));
     }
@@ -1363,6 +1372,12 @@ class EngineExplorerPropertyTest {
             boolean callersThread = !t.getName().startsWith("gcslock-events-") && name.equals(calling.get(t));
             acting.set(true);
             long actFrom = System.nanoTime();
+            // Its requests go out under its registry's client like a program call's: recorded as a call (OTHER), so that the
+            // wire oracle does not put them down to a program call of the name that it overlaps (the long run on 853d253,
+            // world 57: a listener's tryAcquire retook, as rule 4's leak, the object of a sleeping waiter's create whose
+            // reply was lost, and the oracle took the DELETE for the waiter's own, against rule 3)
+            WireOracle.Call own = call(WireOracle.Kind.OTHER, p, r, name, null, 0, "P" + p.index + " misbehaving listener's calls in "
+                    + cb + " of '" + name + "' on " + t.getName());
             try {
                 if ((cb == Callback.LOST || cb == Callback.ON_LOST) && lease != null) {
                     holds.stream().filter(h -> h.leaseId.equals(lease.leaseId())).forEach(h -> {
@@ -1407,6 +1422,7 @@ class EngineExplorerPropertyTest {
                     // a listener's Error told released on this thread: the release has run
                 }
             } finally {
+                own.ended(false, null);
                 acting.remove();
                 listenerTimeHere.get()[0] += System.nanoTime() - actFrom;
             }
@@ -1708,7 +1724,12 @@ class EngineExplorerPropertyTest {
                 long ttl = (long) left[3];
                 String owner = (String) left[4];
                 if (owner.equals(r.owner())) {
-                    return mine.isEmpty() ? "its object was this registry's own leak (rule 4: retaken at once)" : null;
+                    // rule 16: what this registry knew of the name refuses a one-shot's create unread for a quarter of the
+                    // TTL it read (at most TTL / 4 here, long TTLs aside): past that, with a margin, the call reads and
+                    // finds its own leak
+                    long now = System.nanoTime();
+                    boolean knewLately = mine.stream().anyMatch(q -> now - q.receivedNanos() < OWN_LEAK_QUIET.toNanos());
+                    return !knewLately && !longTtlRead ? "its object was this registry's own leak (rule 4: retaken at once)" : null;
                 }
                 long cap = Math.min(200, ttl / 4);
                 if (owner.startsWith("crashed") && ttl > 0 && !longTtlRead
@@ -2033,8 +2054,19 @@ class EngineExplorerPropertyTest {
             // Rule 19/20 and the "changes nothing ... in every other process that reads the object": every
             // process reads it and tries it, and gets a documented outcome (no overflow, no undocumented exception).
             readableByEveryone(name, "an object left with TTL " + ttl);
-            for (Proc p : procs) {
-                tryAcquire(p.index, name, Ttl.DEFAULT, Owner.INVOCATION_1, 1, false);
+            if (left == Left.OWN_LEAK && clean) {
+                // let what the leaking registry knew of the name age past rule 16's quarter TTL, so that its one-shot
+                // below must read and retake its leak at once (rule 4; mustAcquire judges it)
+                long last = GCS.faults().requestLog().stream().filter(q -> procs[pi].client.equals(q.client())
+                        && ("gcslock/" + name).equals(q.object())).mapToLong(io.github.gcslock.test.LoggedRequest::receivedNanos)
+                        .max().orElse(Long.MIN_VALUE);
+                long quietFor = last == Long.MIN_VALUE ? 0 : OWN_LEAK_QUIET.toNanos() - (System.nanoTime() - last);
+                if (quietFor > 0) {
+                    pause((quietFor + 50_000_000L) / 1_000_000);
+                }
+            }
+            for (int k = 0; k < PROCS; k++) { // the leaking process first: the others' reads teach it nothing
+                tryAcquire((pi + k) % PROCS, name, Ttl.DEFAULT, Owner.INVOCATION_1, 1, false);
             }
             if (left == Left.DEAD_HOLDER && clean) {
                 // README: "a crashed instance's lock frees itself after a TTL": a wait that outlasts the dead holder's TTL
