@@ -245,8 +245,8 @@ class EngineExplorerPropertyTest {
                 Map.entry(Kind.AIMED, 5), Map.entry(Kind.INTERRUPTED_RETRY, 2),
                 // a crash left behind: the liveness promises (rules 4, 5, 16: a dead holder taken over, our own leak retaken)
                 // are judged only on these, and at weight 1 a catalogue run of 12 tries met a dead holder in a clean world
-                // about once in three runs (the mutation "stale takeover at all" went unfound)
-                Map.entry(Kind.CRASH, 2));
+                // about once in three runs, and at 2 still not in two catalogue runs (the mutation "stale takeover at all")
+                Map.entry(Kind.CRASH, 3));
         for (Kind k : Kind.values()) {
             if (ALPHABET.contains(k)) {
                 chain = chain.withAction(weights.getOrDefault(k, 1), all.get(k));
@@ -494,7 +494,7 @@ class EngineExplorerPropertyTest {
                 net.jqwik.api.Tuple.of(1, Aimed.LATE_REFRESH_THEN_CLOSE), net.jqwik.api.Tuple.of(4, Aimed.FOREIGN_CHANGE),
                 net.jqwik.api.Tuple.of(2, Aimed.FOREIGN_CHANGE_THEN_RELEASE), net.jqwik.api.Tuple.of(3, Aimed.FOREIGN_REWRITE_THEN_RELEASE),
                 net.jqwik.api.Tuple.of(4, Aimed.REFRESHES_HANG_UNTIL_LOST), net.jqwik.api.Tuple.of(2, Aimed.OTHER_LEASES_REFRESHES_HANG),
-                net.jqwik.api.Tuple.of(3, Aimed.CREATE_REPLY_LOST_IN_A_CUT_OFF), net.jqwik.api.Tuple.of(6, Aimed.CREATE_REPLY_LOST_THEN_CLOSE),
+                net.jqwik.api.Tuple.of(6, Aimed.CREATE_REPLY_LOST_IN_A_CUT_OFF), net.jqwik.api.Tuple.of(6, Aimed.CREATE_REPLY_LOST_THEN_CLOSE),
                 net.jqwik.api.Tuple.of(3, Aimed.STALE_OBJECT_GONE_BEFORE_TAKEOVER), net.jqwik.api.Tuple.of(4, Aimed.SECOND_CLOSE_IN_CREATE_LISTENER));
         String only = System.getProperty("gcslock.explorer.aimed"); // narrows the aimed faults: -Dgcslock.explorer.aimed=A,B (names of Aimed)
         Arbitrary<Aimed> aimed = only == null ? aimed0
@@ -602,7 +602,7 @@ class EngineExplorerPropertyTest {
 
     static Action.Independent<World> crashAction() {
         // the two a liveness promise judges (a dead holder, our own leak) drawn more often than the bad TTLs
-        Arbitrary<Left> lefts = Arbitraries.frequency(net.jqwik.api.Tuple.of(3, Left.DEAD_HOLDER), net.jqwik.api.Tuple.of(3, Left.OWN_LEAK),
+        Arbitrary<Left> lefts = Arbitraries.frequency(net.jqwik.api.Tuple.of(4, Left.DEAD_HOLDER), net.jqwik.api.Tuple.of(3, Left.OWN_LEAK),
                 net.jqwik.api.Tuple.of(1, Left.HUGE_TTL), net.jqwik.api.Tuple.of(1, Left.ZERO_TTL), net.jqwik.api.Tuple.of(1, Left.GARBAGE_TTL));
         return () -> Combinators.combine(Arbitraries.integers().between(0, PROCS - 1), Arbitraries.of(NAMES), lefts)
                 .as((p, name, left) -> step("an object of '" + name + "' left behind: " + left + (left == Left.OWN_LEAK ? " of P" + p : ""),
@@ -2016,7 +2016,11 @@ class EngineExplorerPropertyTest {
         }
 
         /** Leaves an object of {@code name} as a crashed or foreign writer would (only where there is none). */
-        void leave(int pi, String name, Left left) {
+        void leave(int pi, String name0, Left left) {
+            // A dead holder or an own leak where the name is taken goes to a name of its own: the liveness promises they are
+            // judged by (rules 4, 5, 16) need the object in place, and a name held half the time left them judged too seldom
+            String name = (left == Left.DEAD_HOLDER || left == Left.OWN_LEAK) && object(name0) != null
+                    ? "left-" + name0 + "-" + seqs.incrementAndGet() : name0;
             String owner = left == Left.OWN_LEAK ? procs[pi].registry.owner() : "crashed-P9";
             String ttl = switch (left) {
                 case DEAD_HOLDER -> "1000";
