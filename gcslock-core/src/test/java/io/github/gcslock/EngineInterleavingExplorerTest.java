@@ -389,6 +389,37 @@ class EngineInterleavingExplorerTest {
                 run.world.note(caller + " program: " + described);
             }
             Duration closeAt = Duration.ofSeconds(70).plus(run.upTo(10));
+            if (reg == ps[0] && r.nextInt(4) != 0) {
+                // A crashed holder's object of 'y' (a TTL of 2 to 6 s), and one process trying 'y' once per tick, ticks
+                // 100 to 800 ms apart from a random instant within that TTL, while it holds a lock 'z' of its own (whose
+                // writes anchor its GCS time, rule 6): it reads the object, then refuses unread for a while, and must read
+                // again once the object could be stale (rule 16), to take it over (rule 5).
+                Duration deadTtl = Duration.ofMillis(2_000 + r.nextInt(4_001));
+                run.leaveDeadHolder("y", deadTtl);
+                GcsLockRegistry ticker = ps[r.nextInt(ps.length)];
+                Duration from = Duration.ofMillis(r.nextInt((int) deadTtl.toMillis()));
+                List<Duration> ticks = new ArrayList<>();
+                for (int i = 6 + r.nextInt(9); i > 0; i--) {
+                    ticks.add(Duration.ofMillis(100 + r.nextInt(701)));
+                }
+                Duration holdTicked = Duration.ofMillis(r.nextInt(2000));
+                run.world.note("a dead holder of 'y' (TTL " + deadTtl + "); " + run.names.get(ticker) + "-ticks from " + from
+                        + ", ticks " + ticks + ", hold " + holdTicked);
+                run.actor(run.names.get(ticker) + "-ticks", () -> {
+                    Lease z = run.tryAcquire(ticker, "z");
+                    try {
+                        run.world.sleepVirtual(from);
+                        for (Duration tick : ticks) {
+                            run.hold(run.tryAcquire(ticker, "y"), holdTicked);
+                            run.world.sleepVirtual(tick);
+                        }
+                    } finally {
+                        if (z != null) {
+                            run.release(z);
+                        }
+                    }
+                });
+            }
             run.actor(run.names.get(reg) + "-close", () -> run.closeAfter(reg, closeAt));
         }
     }
@@ -2131,6 +2162,22 @@ class EngineInterleavingExplorerTest {
             long margin = Duration.ofMillis(100).toNanos();
             boolean couldBeStale = !world.instant().isBefore(java.time.Instant.ofEpochMilli(last.updatedMs() + last.ttlMs() - 100));
             String who = client + "'s one-shot for '" + name + "' " + made;
+            // Rule 16: a one-shot refuses a 412 unread only while the object it last read "cannot be stale yet (its updated
+            // + its TTL, reached by the GCS-time lower bound of rule 6)". The process's own replies prove a GCS time (the
+            // anchors its engine keeps): if that proof, carried from the read to this call's first request, is past the
+            // object's updated + TTL (with a margin), the call must read first, even within the quarter TTL.
+            long proven = slowAlphabet ? Long.MIN_VALUE : provenGcsMillis(client, last.answered());
+            if (proven != Long.MIN_VALUE && first.sent() - last.callStart() < quarter - margin
+                    && proven + (first.sent() - last.answered()) / 1_000_000 > last.updatedMs() + last.ttlMs() + 1 + 300) {
+                if (!made.get(0).startsWith("get ")) {
+                    violations.add(who + ", " + Duration.ofNanos(first.sent() - last.callStart()) + " after a look that read "
+                            + last.owner() + "'s object (updated " + java.time.Instant.ofEpochMilli(last.updatedMs()) + ", TTL "
+                            + last.ttlMs() + " ms), which its process's replies proved stale by then (GCS time at least "
+                            + java.time.Instant.ofEpochMilli(proven + (first.sent() - last.answered()) / 1_000_000) + "), did not read"
+                            + " first (rule 16: a 412 is refused unread never past the moment the object it read could be stale)");
+                }
+                return;
+            }
             if (first.sent() - last.callStart() < quarter - margin && !couldBeStale) {
                 if (made.size() != 1 || !made.get(0).startsWith("create ")) {
                     violations.add(who + ", " + Duration.ofNanos(first.sent() - last.callStart()) + " after a look that read it held by "
@@ -2142,6 +2189,25 @@ class EngineInterleavingExplorerTest {
                         + last.owner() + " (TTL " + last.ttlMs() + " ms), did not read first (rule 16: knowledge older than a"
                         + " quarter TTL: the attempt reads first)");
             }
+        }
+
+        /**
+         * The GCS time (epoch ms) that {@code client}'s replies prove at virtual instant {@code at}: over its replies that
+         * carried an object (a read, a create, an update answered 200) within the TTL before {@code at}, the highest
+         * {@code updated} + the time since the reply (the anchors of rule 6, which its engine keeps for two TTLs);
+         * Long.MIN_VALUE if none.
+         */
+        long provenGcsMillis(String client, long at) {
+            long best = Long.MIN_VALUE;
+            synchronized (looks) {
+                for (Look l : looks) {
+                    if (l.client().equals(client) && l.code() == 200 && l.updatedMs() > 0 && l.answered() - at <= 0
+                            && at - l.answered() <= TTL.toNanos()) {
+                        best = Math.max(best, l.updatedMs() + (at - l.answered()) / 1_000_000);
+                    }
+                }
+            }
+            return best;
         }
 
         /**
