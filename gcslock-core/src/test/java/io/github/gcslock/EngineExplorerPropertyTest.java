@@ -340,9 +340,10 @@ class EngineExplorerPropertyTest {
     }
 
     static Action.Independent<World> releaseAction() {
-        return () -> Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.of(false, false, true))
-                .as((which, interrupted) -> step("release hold[" + which + "]" + (interrupted ? " on an interrupted thread" : ""),
-                        w -> w.release(which, interrupted)));
+        return () -> Combinators.combine(Arbitraries.integers().between(0, 9), Arbitraries.of(false, false, true), Arbitraries.of(false, true))
+                .as((which, interrupted, transientError) -> step("release hold[" + which + "]" + (interrupted ? " on an interrupted thread" : "")
+                                + (transientError ? ", its process's next two DELETEs answered 503" : ""),
+                        w -> w.release(which, interrupted, transientError)));
     }
 
     static Action.Independent<World> releaseAfterAction() {
@@ -2244,12 +2245,29 @@ class EngineExplorerPropertyTest {
             return open.isEmpty() ? null : open.get(which % open.size());
         }
 
-        void release(int which, boolean interrupted) {
+        /**
+         * Releases a hold, on an interrupted thread or not, and with its process's next two DELETEs answered 503 or not: a
+         * transient error the retrying client (after the release's single try) retries after a pause, which an interrupt flag left set would cut short (rule 12: the guarded delete
+         * runs with the flag clear, and the flag is given back), so the object must be gone all the same when release()
+         * returns. The 503s may hit another DELETE of the process instead, which its client retries alike; the process is
+         * not faulty.
+         */
+        void release(int which, boolean interrupted, boolean transientError) {
             Hold h = pick(which);
             if (h == null) {
                 return;
             }
-            releaseHold(h, interrupted);
+            ClientFaults c = GCS.faults().client(h.proc.client);
+            if (transientError) {
+                c.failNext(2, 503, Operation.DELETE); // the release's single try, then the retrying client's first
+            }
+            try {
+                releaseHold(h, interrupted);
+            } finally {
+                if (transientError) {
+                    c.clearFailures();
+                }
+            }
         }
 
         void releaseHold(Hold h, boolean interrupted) {
