@@ -988,6 +988,11 @@ class EngineInterleavingExplorerTest {
         GcsLockRegistry r2 = run.registry("p2");
         run.slowDeletesOf = "p1";
         if (r.nextInt(3) == 0) {
+            long half = RELEASE_BOUND.toMillis() / 2;
+            run.stallFirstApplicationDelete = Duration.ofMillis(half + 1_000 + r.nextInt((int) (RELEASE_BOUND.toMillis() - half - 7_000)));
+            run.world.note("p1's transport stalls the first DELETE of an application thread for " + run.stallFirstApplicationDelete);
+        }
+        if (r.nextInt(3) == 0) {
             run.closeInsideOwnDelete = r1;
             run.world.note("p1 is closed by its transport inside the first DELETE of an application thread's release");
         }
@@ -1304,6 +1309,14 @@ class EngineInterleavingExplorerTest {
          * release in flight has finished, wherever it runs". Judged only with {@code -Dgcslock.explorer.untriaged=true}.
          */
         final Set<GcsLease> closedInsideItsRelease = ConcurrentHashMap.newKeySet();
+        /**
+         * How long the application's transport stalls the first DELETE of an application thread of {@link #slowDeletesOf}
+         * before sending it (null: not at all): longer than half of {@link #RELEASE_BOUND}, shorter than the whole, so that
+         * a close() or release() waiting for that release gives up only past the documented bound (rule 14: one release's
+         * worst case, 8 operation timeouts and 4 write windows) — and its object is gone when it returns.
+         */
+        volatile Duration stallFirstApplicationDelete;
+        final java.util.concurrent.atomic.AtomicBoolean applicationDeleteStalled = new java.util.concurrent.atomic.AtomicBoolean();
         /** Counted down as the first DELETE of an application thread of {@link #slowDeletesOf} (not closing) goes out. */
         final java.util.concurrent.CountDownLatch applicationDeleteSent = new java.util.concurrent.CountDownLatch(1);
         /** Draws of {@link #slowDelete}, apart from the others: the other scenarios' schedules stay as they were. */
@@ -1324,6 +1337,12 @@ class EngineInterleavingExplorerTest {
             closeInOwnRelease(client);
             if (t.getName().startsWith("actor-") && !closing.contains(t)) {
                 applicationDeleteSent.countDown();
+                Duration stall = stallFirstApplicationDelete;
+                if (stall != null && applicationDeleteStalled.compareAndSet(false, true)) {
+                    world.note(t.getName() + "'s transport stalls " + stall + " before it sends " + request);
+                    late(stall);
+                    return;
+                }
             }
             int ms = deleteDelays.nextInt(4) == 0 ? 0 : deleteDelays.nextInt(2_001);
             if (ms > 0) {
