@@ -1018,19 +1018,31 @@ class EngineInterleavingExplorerTest {
             Duration start = run.upTo(2);
             Duration wait = waits[r.nextInt(waits.length)];
             Duration hold = run.upTo(3);
-            int end = r.nextInt(5); // 0 release, 1 released by two threads at once, 2 releaseAfter, 3 release and acquire again, 4 none
+            // 0 release, 1 released by two threads at once, 2 releaseAfter, 3 release and acquire again, 4 none, 5 releaseAfter
+            // on a second thread as the owner asks for the name again (a reentry, rule 17, racing it: rule 13)
+            int end = r.nextInt(6);
             Duration delay = Duration.ofMillis(r.nextInt(2_001));
-            HandOff handOff = end == 1 ? new HandOff() : null;
+            HandOff handOff = end == 1 || end == 5 ? new HandOff() : null;
             run.world.note(actor + ": after " + start + " acquire " + name + " wait " + wait + ", hold " + hold + ", end "
                     + switch (end) {
                         case 0 -> "release";
                         case 1 -> "release by two threads at once";
                         case 2 -> "releaseAfter " + delay;
                         case 3 -> "release, then acquire " + name + " again at once";
+                        case 5 -> "releaseAfter " + delay + " on a second thread as the owner asks for " + name + " again";
                         default -> "none (close() releases)";
                     });
-            if (handOff != null) {
+            if (end == 1) {
                 run.actor(actor + "-second", () -> run.releaseHandedOver(handOff));
+            } else if (end == 5) {
+                run.yieldInReentry = true;
+                run.actor(actor + "-second", () -> {
+                    run.world.await(handOff.given, Long.MAX_VALUE);
+                    Lease l = handOff.lease.get();
+                    if (l != null) {
+                        run.releaseAfter(r1, l, delay);
+                    }
+                });
             }
             run.actor(actor, () -> {
                 try {
@@ -1047,6 +1059,13 @@ class EngineInterleavingExplorerTest {
                             run.release(l);
                         }
                         case 2 -> run.releaseAfter(r1, l, delay);
+                        case 5 -> {
+                            handOff.give(l);
+                            Lease again = run.tryAcquire(r1, name); // a reentrant hold, or refused while the delay runs
+                            if (again != null) {
+                                run.release(again);
+                            }
+                        }
                         case 3 -> {
                             run.release(l);
                             run.hold(run.tryAcquire(r1, name), Duration.ofMillis(500));
@@ -2577,7 +2596,7 @@ class EngineInterleavingExplorerTest {
                     .storageAsGiven()
                     .runtime(world)
                     .verifyBucket(false)
-                    .ticker(rate == 1.0 ? world::nanoTime : () -> start + (long) ((world.nanoTime() - start) * rate))
+                    .ticker(rate == 1.0 ? this::tick : () -> start + (long) ((world.nanoTime() - start) * rate))
                     .clock(wall)
                     .ttl(TTL)
                     .identity(name);
@@ -2807,6 +2826,7 @@ class EngineInterleavingExplorerTest {
         /** Registries whose close() waited its whole bound for a release another thread ran (and gave up, as documented). */
         final Set<GcsLockRegistry> closeGaveUp = ConcurrentHashMap.newKeySet();
         private Lease acquired(GcsLockRegistry r, Lease lease) {
+            checkNoReentryAfterReleaseAfter(r, lease);
             Held mine = new Held(r, lease);
             GcsLease handed = lease instanceof ReentrantHold hold0 ? hold0.lease() : (GcsLease) lease;
             if (closeReturned.contains(r) && handed.state() == GcsLease.State.ACTIVE && !handed.isReleasing()) {
@@ -3294,6 +3314,7 @@ class EngineInterleavingExplorerTest {
 
         private void callStarts() {
             callStartedAt.set(world.nanoTime());
+            releaseAfterInsideReentry.remove();
             permitWaitsEndedAtStart.set(world.permitWaitsEnded.getOrDefault(Thread.currentThread(), 0));
             roleNow.set("call");
             listenerAskedInStarted.remove();
@@ -3649,6 +3670,68 @@ class EngineInterleavingExplorerTest {
             }
             ownLeases.computeIfAbsent(Thread.currentThread(), t -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
             r.releaseAfter(lease, delay);
+            releaseAftersReturned.add(lease.leaseId());
+        }
+
+        // ------------------------------------------------------------------ reentry racing releaseAfter (rule 13)
+
+        /** Whether the owner's reentry yields between its look at its hold and its count ({@link #tick}). */
+        volatile boolean yieldInReentry;
+        /** The lease ids of the releaseAfter calls that have returned, in order. */
+        final List<String> releaseAftersReturned = Collections.synchronizedList(new ArrayList<>());
+        /** Per thread, the lease ids whose releaseAfter returned while its current call's reentry was between its two steps. */
+        final ThreadLocal<Set<String>> releaseAfterInsideReentry = new ThreadLocal<>();
+
+        /**
+         * The registries' ticker (virtual time). With {@link #yieldInReentry}, a read of it inside the owner's reentry
+         * (rule 17: the lease's health check, between the look at the owner's hold and its count) is a yield point, so
+         * that another thread's releaseAfter of that hold may run in between; the lease ids whose releaseAfter returned
+         * meanwhile are kept for {@link #checkNoReentryAfterReleaseAfter}.
+         */
+        long tick() {
+            if (yieldInReentry && insideReentry()) {
+                int before = releaseAftersReturned.size();
+                world.yieldPoint("reentry: between its look at the hold and its count");
+                List<String> meanwhile;
+                synchronized (releaseAftersReturned) {
+                    meanwhile = new ArrayList<>(releaseAftersReturned.subList(before, releaseAftersReturned.size()));
+                }
+                if (!meanwhile.isEmpty()) {
+                    Set<String> seen = releaseAfterInsideReentry.get();
+                    if (seen == null) {
+                        releaseAfterInsideReentry.set(seen = new HashSet<>());
+                    }
+                    seen.addAll(meanwhile);
+                }
+            }
+            return world.nanoTime();
+        }
+
+        private static boolean insideReentry() {
+            return StackWalker.getInstance().walk(frames -> frames.anyMatch(f ->
+                    f.getClassName().equals(LocalHolds.class.getName()) && f.getMethodName().equals("reenter")));
+        }
+
+        /**
+         * Rule 13 against rule 17's reentry: once releaseAfter has given back the owner's outermost hold (no nested hold of
+         * it open), the owner holds nothing — its next call waits for the delayed release like anyone's, never a reentrant
+         * hold (it would run the job again inside the hold). Judged on a call whose reentry looked at the hold before a
+         * releaseAfter of it on another thread, and counted itself in after that releaseAfter had returned.
+         */
+        void checkNoReentryAfterReleaseAfter(GcsLockRegistry r, Lease lease) {
+            Set<String> seen = releaseAfterInsideReentry.get();
+            if (!(lease instanceof ReentrantHold hold) || seen == null || !seen.contains(hold.lease().leaseId())) {
+                return;
+            }
+            synchronized (held) {
+                if (held.stream().anyMatch(h -> h.nested && h.lease != lease && !h.releaseReturned
+                        && h.lease.leaseId().equals(hold.lease().leaseId()))) {
+                    return; // a nested hold of it still open: the owner still holds the name
+                }
+            }
+            violations.add(names.get(r) + "'s owner got a reentrant hold of lease " + lease.fencingToken() + " of '" + lease.name()
+                    + "' whose outermost hold another thread's releaseAfter gave back while the call looked (rule 13: a hold given"
+                    + " back by releaseAfter is no hold; the owner waits for the delayed release like anyone)");
         }
 
         /** An administrator's forceRelease of what {@code r} inspects of {@code name}. */
