@@ -964,10 +964,13 @@ class EngineInterleavingExplorerTest {
 
     /**
      * close() racing the releases in flight (rule 14), p1's DELETEs up to 2 s on their way (within the operation
-     * timeout). Three callers of p1, each a random program: a one-shot or a wait (none, 2 s, 20 s) for x or y, a hold of up
-     * to 3 s, then release() — or release() of the one lease from a second thread at the same time, releaseAfter (its
-     * release then runs on the refresher), release() and at once an acquire of the name again (its create waits out the
-     * write window after the DELETE, rule 21), or none (close() releases). p2 holds x for a while, so that p1's one-shots
+     * timeout; in a third of the runs the application's transport stalls the first application DELETE for more than
+     * half of {@link #RELEASE_BOUND} and less than the whole). Three callers of p1, each a random program: a one-shot or a
+     * wait (none, 2 s, 20 s) for x or y, a hold of up to 3 s, then release() — or release() of the one lease from a second
+     * thread at the same time, releaseAfter (its release then runs on the refresher), releaseAfter on a second thread as
+     * the owner asks for the name again (its reentry yields between its look at the hold and its count, rule 17 against
+     * rule 13), release() and at once an acquire of the name again (its create waits out the write window after the
+     * DELETE, rule 21), or none (close() releases). p2 holds x for a while, so that p1's one-shots
      * may be refused: p1's notAcquired listener then blocks its own application thread for seconds, holding the name's
      * local permit, while another caller of p1 queues on it. p1 is closed once, or twice at once; each close() may run on
      * an interrupted thread, be interrupted while it waits, or (the first) run inside the DELETE of an application
@@ -975,7 +978,8 @@ class EngineInterleavingExplorerTest {
      * close() return only once every release in flight has deleted its object, interrupted or not; a release() racing
      * another release of its lease returns only once the object is gone; a waiter queued on a local permit is woken by
      * close(); no create is sent after close() returned; close() never interrupts the refresher's running release, and
-     * never waits for a release on its own thread.
+     * never waits for a release on its own thread; a wait for another thread's release gives up only past the documented
+     * bound; no reentrant hold of a hold releaseAfter gave back.
      */
     @Test
     void closeRacingReleasesInFlight() {
