@@ -971,7 +971,7 @@ class EngineInterleavingExplorerTest {
      * the owner asks for the name again (its reentry yields between its look at the hold and its count, rule 17 against
      * rule 13), release() and at once an acquire of the name again (its create waits out the write window after the
      * DELETE, rule 21), or none (close() releases). p2 holds x for a while, so that p1's one-shots
-     * may be refused: p1's notAcquired listener then blocks its own application thread for seconds, holding the name's
+     * may be refused: p1's notAcquired listener then blocks the one-shot's application thread for seconds, holding the name's
      * local permit, while another caller of p1 queues on it. p1 is closed once, or twice at once; each close() may run on
      * an interrupted thread, be interrupted while it waits, or (the first) run inside the DELETE of an application
      * thread's own release (the application's transport). Checked on top of the others (rule 14): close() and a second
@@ -1002,12 +1002,15 @@ class EngineInterleavingExplorerTest {
         }
         Duration block = Duration.ofMillis(4_000 + r.nextInt(6_001));
         boolean blocks = r.nextBoolean();
+        // the threads in a one-shot call now: the listener blocks only those (a wait's own polls, held up by its own
+        // listener, are its listener's doing, rule 20 — not a poll interval of the engine's, rule 16)
+        Set<Thread> oneShots = ConcurrentHashMap.newKeySet();
         if (blocks) {
             run.world.note("p1's notAcquired listener blocks its application thread for " + block);
             r1.addListener(new LockEventListener() {
                 @Override
                 public void notAcquired(String name, LockInfo holder) {
-                    if (Thread.currentThread().getName().startsWith("actor-p1-caller")) {
+                    if (oneShots.contains(Thread.currentThread())) {
                         run.late(block); // rule 20: it holds up its own call only (close() wakes the others, rule 14)
                     }
                 }
@@ -1051,7 +1054,17 @@ class EngineInterleavingExplorerTest {
             run.actor(actor, () -> {
                 try {
                     run.world.sleepVirtual(start);
-                    Lease l = wait.isZero() ? run.tryAcquire(r1, name) : run.acquire(r1, name, wait);
+                    Lease l;
+                    if (wait.isZero()) {
+                        oneShots.add(Thread.currentThread());
+                        try {
+                            l = run.tryAcquire(r1, name);
+                        } finally {
+                            oneShots.remove(Thread.currentThread());
+                        }
+                    } else {
+                        l = run.acquire(r1, name, wait);
+                    }
                     if (l == null) {
                         return;
                     }
