@@ -75,7 +75,10 @@ import java.util.stream.Collectors;
  * <p>Also in the alphabet: cron ticks (every process tries a name once, in turn or at once, rounds apart), a
  * follower's back-to-back short waits while another process leads, the {@code Lock} view's {@code tryLock} (also with
  * a time <= 0), bad lock names, TTLs near rule 21's per-lease bound, and objects a crashed or foreign writer left
- * (a dead holder, this registry's own leak, TTLs of 0, of {@code Long.MAX_VALUE} ms, not a number). Worlds alternate:
+ * (a dead holder, this registry's own leak, TTLs of 0, of {@code Long.MAX_VALUE} ms, not a number; a dead holder or a leak
+ * where the name is taken goes to a name of its own, and the leaking process tries its leak first once what it knew of the
+ * name is older than rule 16's quarter TTL), releases whose process's next two DELETEs are answered 503 (on an interrupted
+ * thread or not), and the misbehaving listener's own calls recorded as calls of its registry. Worlds alternate:
  * every other one has no faults, and two of every four have GCS's write limit on (the emulator's 200 ms, the
  * registries' window 250 ms). Checked on the emulator's request log ({@link WireOracle}): rule 16's request economy
  * where it states an exact cost or order (a one-shot always asks; create first at a name never looked at or held
