@@ -491,13 +491,15 @@ class EngineExplorerPropertyTest {
     }
 
     static Action.Independent<World> aimedAction() {
-        // the shapes a past defect needed, drawn often; the costly one (2-3 s of hanging refreshes) less; the three of the
+        // the shapes a past defect needed, drawn often; the costly one (2-3 s of hanging refreshes) as often as the catalogue
+        // needs it to meet a refresh pool that does not grow ("Refresh capacity": at weight 2, and 6, 12 fresh tries missed
+        // it; at 12 the build's fixed-seed run took 80 s instead of 73 s); the three of the
         // last review (rules 14 and 16) are cheap (Kind.AIMED 7 kept the older ones as frequent as before, but cost +40 % time)
         Arbitrary<Aimed> aimed0 = Arbitraries.frequency(net.jqwik.api.Tuple.of(2, Aimed.LATE_REFRESH),
                 net.jqwik.api.Tuple.of(2, Aimed.LATE_REFRESH_THEN_RELEASE), net.jqwik.api.Tuple.of(2, Aimed.LATE_REFRESH_THEN_RENEW),
                 net.jqwik.api.Tuple.of(1, Aimed.LATE_REFRESH_THEN_CLOSE), net.jqwik.api.Tuple.of(4, Aimed.FOREIGN_CHANGE),
                 net.jqwik.api.Tuple.of(2, Aimed.FOREIGN_CHANGE_THEN_RELEASE), net.jqwik.api.Tuple.of(3, Aimed.FOREIGN_REWRITE_THEN_RELEASE),
-                net.jqwik.api.Tuple.of(4, Aimed.REFRESHES_HANG_UNTIL_LOST), net.jqwik.api.Tuple.of(2, Aimed.OTHER_LEASES_REFRESHES_HANG),
+                net.jqwik.api.Tuple.of(4, Aimed.REFRESHES_HANG_UNTIL_LOST), net.jqwik.api.Tuple.of(12, Aimed.OTHER_LEASES_REFRESHES_HANG),
                 net.jqwik.api.Tuple.of(6, Aimed.CREATE_REPLY_LOST_IN_A_CUT_OFF), net.jqwik.api.Tuple.of(6, Aimed.CREATE_REPLY_LOST_THEN_CLOSE),
                 net.jqwik.api.Tuple.of(3, Aimed.STALE_OBJECT_GONE_BEFORE_TAKEOVER), net.jqwik.api.Tuple.of(4, Aimed.SECOND_CLOSE_IN_CREATE_LISTENER));
         String only = System.getProperty("gcslock.explorer.aimed"); // narrows the aimed faults: -Dgcslock.explorer.aimed=A,B (names of Aimed)
