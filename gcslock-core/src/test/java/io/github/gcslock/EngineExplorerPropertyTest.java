@@ -1722,9 +1722,7 @@ class EngineExplorerPropertyTest {
             // TTL of the holder it last read (mixed TTLs: "Not covered", liveness only) -- so only after reads of
             // short-TTL holders, and, for its own leak, only where it never sent a request for the name (a real leak
             // follows its own failed release, which leaves no knowledge that refuses unread).
-            List<io.github.gcslock.test.LoggedRequest> mine = GCS.faults().requestLog().stream()
-                    .filter(q -> p.client.equals(q.client()) && ("gcslock/" + name).equals(q.object()) && q.receivedNanos() - p.registryStart >= 0)
-                    .toList();
+            List<io.github.gcslock.test.LoggedRequest> mine = sentBy(p, name);
             boolean longTtlRead = mine.stream().anyMatch(q -> q.status() == 200 && WireOracle.ttlMs(q) > TTL.toMillis());
             for (Object[] left : leftBehind) {
                 if (!left[0].equals(name) || (long) left[1] != b.getGeneration() || b.getMetageneration() != 1) {
@@ -1749,6 +1747,13 @@ class EngineExplorerPropertyTest {
                 }
             }
             return null;
+        }
+
+        /** The requests {@code p}'s registry sent of {@code name} since it started, in the order the emulator received them. */
+        List<io.github.gcslock.test.LoggedRequest> sentBy(Proc p, String name) {
+            return GCS.faults().requestLog().stream()
+                    .filter(q -> p.client.equals(q.client()) && ("gcslock/" + name).equals(q.object()) && q.receivedNanos() - p.registryStart >= 0)
+                    .toList();
         }
 
         Background acquireInBackground(int pi, String name, long waitMs, Ttl ttl, Owner owner) {
@@ -2071,8 +2076,7 @@ class EngineExplorerPropertyTest {
             if (left == Left.OWN_LEAK && clean) {
                 // let what the leaking registry knew of the name age past rule 16's quarter TTL, so that its one-shot
                 // below must read and retake its leak at once (rule 4; mustAcquire judges it)
-                long last = GCS.faults().requestLog().stream().filter(q -> procs[pi].client.equals(q.client())
-                        && ("gcslock/" + name).equals(q.object())).mapToLong(io.github.gcslock.test.LoggedRequest::receivedNanos)
+                long last = sentBy(procs[pi], name).stream().mapToLong(io.github.gcslock.test.LoggedRequest::receivedNanos)
                         .max().orElse(Long.MIN_VALUE);
                 long quietFor = last == Long.MIN_VALUE ? 0 : OWN_LEAK_QUIET.toNanos() - (System.nanoTime() - last);
                 if (quietFor > 0) {
@@ -2270,8 +2274,8 @@ class EngineExplorerPropertyTest {
 
         /**
          * Releases a hold, on an interrupted thread or not, and with its process's next two DELETEs answered 503 or not: a
-         * transient error the retrying client (after the release's single try) retries after a pause, which an interrupt flag left set would cut short (rule 12: the guarded delete
-         * runs with the flag clear, and the flag is given back), so the object must be gone all the same when release()
+         * transient error the retrying client (after the release's single try) retries after a pause, which an interrupt
+         * flag left set would cut short (rule 12: the guarded delete runs with the flag clear, and the flag is given back), so the object must be gone all the same when release()
          * returns. The 503s may hit another DELETE of the process instead, which its client retries alike; the process is
          * not faulty.
          */
@@ -2280,16 +2284,16 @@ class EngineExplorerPropertyTest {
             if (h == null) {
                 return;
             }
-            ClientFaults c = GCS.faults().client(h.proc.client);
-            if (transientError) {
-                c.failNext(2, 503, Operation.DELETE); // the release's single try, then the retrying client's first
+            if (!transientError) {
+                releaseHold(h, interrupted);
+                return;
             }
+            ClientFaults c = GCS.faults().client(h.proc.client);
+            c.failNext(2, 503, Operation.DELETE); // the release's single try, then the retrying client's first
             try {
                 releaseHold(h, interrupted);
             } finally {
-                if (transientError) {
-                    c.clearFailures();
-                }
+                c.clearFailures();
             }
         }
 
