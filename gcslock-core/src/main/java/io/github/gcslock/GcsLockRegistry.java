@@ -323,7 +323,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * one runs on an acquiring thread between its create and the hand-out) at most eight operation timeouts and four write
      * windows in all: one release's worst case (a renewal in flight, then a DELETE meeting 429 and 412). The releases of
      * the leases held when it began run on the calling thread first, one after another, each bounded likewise.
-     * Idempotent: a second call returns when the first has.
+     * Idempotent: a second call returns when the first has, and then (bounded likewise) when every create and release
+     * the first left running on its own thread has ended — unless that work runs on the second call's thread.
      */
     @Override
     public void close() {

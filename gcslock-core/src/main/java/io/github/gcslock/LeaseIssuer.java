@@ -177,6 +177,7 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // this one waits, so both would sit out the first one's bound.
             if (!createInFlightOnThisThread() && !release.releasingOnThisThread()) {
                 awaitUninterruptibly(closeDone);
+                awaitWorkTheFirstCloseLeftToItsOwnThread();
             }
             return;
         }
@@ -214,6 +215,24 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             }
         } finally {
             closeDone.countDown();
+        }
+    }
+
+    /**
+     * Rule 14, for a second close() once the first has returned: the first one does not wait for work on its own thread
+     * (close() called by the application's transport inside a release's DELETE, or by a listener of a create's request
+     * on the acquiring thread), which goes on after it returned. This thread is not that one: it waits for every
+     * create and release still in flight elsewhere, bounded as the first close() is. Without it a second close() on
+     * another thread returned with that release's DELETE in flight and its object in the bucket.
+     */
+    private void awaitWorkTheFirstCloseLeftToItsOwnThread() {
+        release.yieldPoint("close(): the first close() has returned");
+        long deadline = release.nanoTime() + releaseBound.toNanos();
+        if (!awaitCreates(deadline)) {
+            log.warn("gave up waiting {} for lock acquisitions whose create was in flight at close", releaseBound);
+        }
+        if (!release.awaitReleases(deadline)) {
+            log.warn("gave up waiting {} for lock releases in progress at close", releaseBound);
         }
     }
 

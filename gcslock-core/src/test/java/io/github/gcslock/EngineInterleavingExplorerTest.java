@@ -1519,15 +1519,6 @@ class EngineInterleavingExplorerTest {
         volatile GcsLockRegistry closeInsideOwnDelete;
         final java.util.concurrent.atomic.AtomicBoolean closedInsideOwnDelete = new java.util.concurrent.atomic.AtomicBoolean();
         /**
-         * Leases whose release ran the first close() of their registry from inside its DELETE ({@link #closeInOwnRelease}).
-         * Not triaged, reported (issue 29): a second close() on another thread returns once the first has, and the first
-         * does not wait for the release on its own thread, so the second returns while that release's DELETE is in flight
-         * (seed -1013322750959109 of {@link EngineInterleavingExplorerTest#closeRacingReleasesInFlight}: "close() of p1
-         * returned with p1's lease ... of 'y' still in the bucket"), against rule 14's "close() returns only when every
-         * release in flight has finished, wherever it runs". Judged only with {@code -Dgcslock.explorer.untriaged=true}.
-         */
-        final Set<GcsLease> closedInsideItsRelease = ConcurrentHashMap.newKeySet();
-        /**
          * How long the application's transport stalls the first DELETE of an application thread of {@link #slowDeletesOf}
          * before sending it (null: not at all): longer than half of {@link #RELEASE_BOUND}, shorter than the whole, so that
          * a close() or release() waiting for that release gives up only past the documented bound (rule 14: one release's
@@ -1585,7 +1576,6 @@ class EngineInterleavingExplorerTest {
             if (!own.releasingOnThisThread() || !closedInsideOwnDelete.compareAndSet(false, true)) {
                 return;
             }
-            closedInsideItsRelease.add(own);
             Thread me = Thread.currentThread();
             world.note(me.getName() + ": its transport closes " + names.get(r) + " inside the DELETE of its release of lease "
                     + own.fencingToken());
@@ -4248,8 +4238,7 @@ class EngineInterleavingExplorerTest {
                     boolean elsewhere = h.releaseRunning || h.releasedInListener || heldAtLeastEnded;
                     // (a release on the closing thread itself, close() called from inside it, ends after close() returns)
                     if (h.registry == r && b != null && b.getGeneration() == h.lease.fencingToken()
-                            && (!elsewhere || withinBound) && !h.gcsLease().releasingOnThisThread()
-                            && (UNTRIAGED || !closedInsideItsRelease.contains(h.gcsLease()))) {
+                            && (!elsewhere || withinBound) && !h.gcsLease().releasingOnThisThread()) {
                         violations.add("close() of " + names.get(r) + " returned with " + h + " still in the bucket"
                                 + (h.releaseRunning ? " (the application's release() of it was running)"
                                 : h.releasedInListener ? " (a loss listener's release() of it had begun)"

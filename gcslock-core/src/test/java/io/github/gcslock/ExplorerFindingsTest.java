@@ -396,6 +396,52 @@ class ExplorerFindingsTest extends EmulatorTestBase {
         assertThat(object("job")).isNull();
     }
 
+    /**
+     * Rule 14, the test above with a second close() on another thread: the first close(), called inside the release's
+     * DELETE, rightly does not wait for that release; a second close() returned as soon as the first had, with the
+     * DELETE still in flight and the object in the bucket (found by {@code EngineInterleavingExplorerTest}
+     * {@code closeRacingReleasesInFlight} alone, seed -1013322750959109). It must wait for that release, bounded.
+     */
+    @Test
+    void aSecondCloseWaitsForTheReleaseInsideWhoseDeleteTheFirstCloseRan() throws Exception {
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicReference<Thread> releasing = new AtomicReference<>();
+        CountDownLatch firstCloseReturned = new CountDownLatch(1);
+        CountDownLatch deleteMayGo = new CountDownLatch(1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (method.equals("DELETE") && url.contains("/o/gcslock%2Fjob") && releasing.compareAndSet(Thread.currentThread(), null)) {
+                registry.get().close();
+                firstCloseReturned.countDown();
+                try {
+                    deleteMayGo.await(20, TimeUnit.SECONDS); // the DELETE is held on its way after the first close() returned
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        };
+        GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
+                .refreshInterval(Duration.ofSeconds(5)).operationTimeout(Duration.ofSeconds(5)));
+        registry.set(r);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CompletableFuture<Void> release = CompletableFuture.runAsync(() -> {
+            releasing.set(Thread.currentThread());
+            lease.release();
+        });
+        try {
+            assertThat(firstCloseReturned.await(10, TimeUnit.SECONDS)).as("close() ran inside the release's DELETE").isTrue();
+            CompletableFuture<Void> secondClose = CompletableFuture.runAsync(r::close);
+            Thread.sleep(300);
+            assertThat(secondClose).as("a second close() returned while the release's DELETE was in flight").isNotDone();
+            deleteMayGo.countDown();
+            secondClose.get(20, TimeUnit.SECONDS);
+            assertThat(object("job")).as("the object once the second close() returned").isNull();
+            release.get(20, TimeUnit.SECONDS);
+        } finally {
+            deleteMayGo.countDown();
+        }
+    }
+
     /** An interrupted closing thread returned at once, before a hold-at-least release in flight had deleted its object. */
     @Test
     void anInterruptedCloseStillWaitsForAReleaseInFlightAndKeepsTheFlag() throws Exception {
