@@ -3369,6 +3369,16 @@ class EngineInterleavingExplorerTest {
         /** Per lease id and thread ("id|thread"), the virtual time a hostile listener was first told its fencingTokenRegression. */
         final Map<String, Long> regressionToldAt = new ConcurrentHashMap<>();
 
+        /**
+         * The hand-out of {@code lease} for {@link #lostAfterALateHandOut}: the first listener told acquired (on the acquiring
+         * thread, at the hand-out unless an earlier event of the lock still runs on its channel; a later moment only exempts
+         * more).
+         */
+        void recordHandOut(Lease lease) {
+            GcsLease g = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
+            handedOut.putIfAbsent(lease.leaseId(), new long[] {world.nanoTime(), g.deadlineNanos()});
+        }
+
         void handedOutInTime(String process, Lease lease) {
             GcsLease g = lease instanceof ReentrantHold hold ? hold.lease() : (GcsLease) lease;
             if (!(lease instanceof ReentrantHold) && Thread.currentThread().getName().startsWith("actor-")) {
@@ -3380,9 +3390,7 @@ class EngineInterleavingExplorerTest {
                 }
                 handOuts.putIfAbsent(g.leaseId(), new long[] {sent, now, held});
             }
-            // (the first listener told acquired: on the acquiring thread, at the hand-out unless an earlier event of the
-            // lock still runs; a later moment only exempts more)
-            handedOut.putIfAbsent(lease.leaseId(), new long[] {world.nanoTime(), g.deadlineNanos()});
+            recordHandOut(lease);
             // The hand-out begins with fencingTokenRegression, if any, on this thread: a listener's block there (the
             // application's own time, as a slow acquired listener's) may pass the deadline before acquired is told
             // (seed 3409965054208495145 of the hostile programs: 39 ms past it, after a 50 ms block).
@@ -4877,6 +4885,14 @@ class EngineInterleavingExplorerTest {
             @Override public void acquired(Lease lease) {
                 if (!hostile) {
                     handedOutInTime(process, lease);
+                } else {
+                    // Rule 20: each registration is a channel of its own, so the hostile listener's acquired (which records
+                    // the hand-out) may still wait behind its own earlier event of the lock while this recorder is told
+                    // acquired and then lost; the loss is judged here, so the hand-out is recorded here too (triaged, issue
+                    // 29: seed -1070374130348543694 of the hostile programs, "p2 lost ... with no fault", a lease handed out
+                    // 0.19 s before its deadline after its own request listener held the acquiring thread 4.4 s, judged
+                    // with no hand-out recorded)
+                    recordHandOut(lease);
                 }
                 record(lease, "acquired");
             }
