@@ -241,6 +241,8 @@ muts = [
  ("LOST is final: a late 412 adoption does not confirm a lost lease", E+'GcsLease.java', "if (state != State.ACTIVE || !releasing && engine.nanoTime() - deadlineNanos() >= 0) {", "if (!releasing && engine.nanoTime() - deadlineNanos() >= 0 && state == State.ACTIVE) {", "RefreshCapacityTest#aRefreshThatMeets412AfterItsLeaseWasLostDoesNotReviveItOrReportARefresh"),
  ("rule 14: a second close() on a thread with its own create in flight does not wait for the first", E+'LeaseIssuer.java', "if (!createInFlightOnThisThread() && !release.releasingOnThisThread()) {", "if (true) {", "CloseDuringCreateTest#aCloseByTheCreatesListenerWhileAnotherCloseWaitsForThatCreateDoesNotHangForTheBound"),
  ("rule 14: a second close() waits for the release the first close() left to its own thread", E+'LeaseIssuer.java', "                awaitWorkTheFirstCloseLeftToItsOwnThread();\n", "", "ExplorerFindingsTest#aSecondCloseWaitsForTheReleaseInsideWhoseDeleteTheFirstCloseRan"),
+ ("rule 14: a second close() on a thread holding a lease's I/O lock does not wait for the first", E+'LeaseIssuer.java', " && !ioLockHeldOnThisThread()) {", ") {", "SecondCloseReviewTest#aCloseByTheTransportInsideARenewalWhileTheFirstCloseReleasesThatLeaseDoesNotHang"),
+ ("rule 14: close() does not wait for a release waiting for the I/O lock the closing thread holds", E+'LeaseRelease.java', "if (!lease.releasingOnThisThread() && !lease.ioHeldByCurrentThread()) {", "if (!lease.releasingOnThisThread()) {", "SecondCloseReviewTest#aFirstCloseByTheTransportInsideARenewalWhoseLeaseAnotherThreadReleasesDoesNotSitOutItsBound"),
 ]
 import re, time, shutil, glob
 args = sys.argv[1:]

@@ -218,6 +218,14 @@ final class GcsLease implements Lease {
         }
     }
 
+    /**
+     * Whether the calling thread holds this lease's I/O lock (a renewal, a refresh or a release of it is on this thread):
+     * work waiting for that lock cannot go on while this thread waits for it (rule 14).
+     */
+    boolean ioHeldByCurrentThread() {
+        return io.isHeldByCurrentThread();
+    }
+
     /** Lets the I/O lock go; the outermost release of it delivers the events held back since ({@link #lockIo()}). */
     void unlockIo() {
         boolean outermost = io.getHoldCount() == 1;

@@ -324,7 +324,8 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * windows in all: one release's worst case (a renewal in flight, then a DELETE meeting 429 and 412). The releases of
      * the leases held when it began run on the calling thread first, one after another, each bounded likewise.
      * Idempotent: a second call returns when the first has, and then (bounded likewise) when every create and release
-     * the first left running on its own thread has ended — unless that work runs on the second call's thread.
+     * the first left running on its own thread has ended — unless that work runs on the second call's thread, or the
+     * second call runs inside a renewal or refresh of a lease (the application's transport), which the first may wait for.
      */
     @Override
     public void close() {

@@ -173,9 +173,11 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // A second close() (another thread, a shutdown hook) returns only when the first one has: every
             // release it began, and every release in flight elsewhere, has finished (rule 14) -- unless it runs on a
             // thread whose own create or release is in flight (a listener of that create's request, the application's
-            // transport inside that release): the first close() waits for that very work, which cannot end while
-            // this one waits, so both would sit out the first one's bound.
-            if (!createInFlightOnThisThread() && !release.releasingOnThisThread()) {
+            // transport inside that release), or that holds a lease's I/O lock (the transport inside a renewal or a
+            // refresh): the first close() waits for that very work, or for that lock (its release of the lease), which
+            // cannot end while this one waits, so both would sit out the first one's bound -- or, blocked on the I/O
+            // lock, wait for each other for ever.
+            if (!createInFlightOnThisThread() && !release.releasingOnThisThread() && !ioLockHeldOnThisThread()) {
                 awaitUninterruptibly(closeDone);
                 awaitWorkTheFirstCloseLeftToItsOwnThread();
             }
@@ -292,6 +294,19 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             }
             return false;
         }
+    }
+
+    /**
+     * Whether the calling thread holds the I/O lock of a lease of this registry (the application's transport inside a
+     * renewal, or inside a refresh on the refresher): a release of that lease waits for the lock (rule 14).
+     */
+    private boolean ioLockHeldOnThisThread() {
+        for (GcsLease lease : holds.live()) {
+            if (lease.ioHeldByCurrentThread()) {
+                return true;
+            }
+        }
+        return release.ioLockOfAReleaseHeldOnThisThread();
     }
 
     private boolean awaitCreates(long deadlineNanos) {

@@ -225,6 +225,18 @@ final class LeaseRelease {
     }
 
     /** Whether a release is in flight on the calling thread (a call of the application's code made from inside it). */
+    /** Whether the calling thread holds the I/O lock of a lease whose release is in flight (rule 14). */
+    boolean ioLockOfAReleaseHeldOnThisThread() {
+        synchronized (inFlight) {
+            for (GcsLease lease : inFlight) {
+                if (lease.ioHeldByCurrentThread()) {
+                    return true;
+                }
+            }
+            return false;
+        }
+    }
+
     boolean releasingOnThisThread() {
         synchronized (inFlight) {
             for (GcsLease lease : inFlight) {
@@ -280,7 +292,9 @@ final class LeaseRelease {
             GcsLease running = null;
             synchronized (inFlight) {
                 for (GcsLease lease : inFlight) {
-                    if (!lease.releasingOnThisThread()) {
+                    // Neither a release on this thread nor one waiting for the I/O lock this thread holds (close() called
+                    // by the application's transport inside a renewal of that lease) can end while this waits.
+                    if (!lease.releasingOnThisThread() && !lease.ioHeldByCurrentThread()) {
                         running = lease;
                         break;
                     }

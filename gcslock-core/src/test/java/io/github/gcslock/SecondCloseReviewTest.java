@@ -3,12 +3,14 @@ package io.github.gcslock;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -65,6 +67,169 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         }
         t.start();
         return done;
+    }
+
+    private static String stack(Thread t) {
+        if (t == null) {
+            return "(no thread)";
+        }
+        StringBuilder b = new StringBuilder(t.getName()).append(" ").append(t.getState()).append('\n');
+        Arrays.stream(t.getStackTrace()).limit(25).forEach(f -> b.append("    at ").append(f).append('\n'));
+        return b.toString();
+    }
+
+    /** A registry through {@code client} that the base class does not close after the test (a hung close() would hang it). */
+    private GcsLockRegistry unmanaged(HookedTransport transport, Consumer<GcsLockRegistry.Builder> custom) {
+        GcsLockRegistry.Builder b = GcsLockRegistry.builder(transport.client(gcs), BUCKET)
+                .ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
+                .operationTimeout(Duration.ofSeconds(1)).writeRateWindow(Duration.ofMillis(20))
+                .backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0);
+        custom.accept(b);
+        return b.build();
+    }
+
+    private static boolean isPatchOfJob(String method, String url) {
+        return !method.equals("GET") && !method.equals("DELETE") && url.contains(JOB) && !url.contains("/upload/");
+    }
+
+    /**
+     * Interleaving: T1 renew(job): holds the lease's I/O lock; its PATCH is on the application's transport. T2 close()
+     * (the first): snapshot [job], its release of job waits for the I/O lock (the renewal's). T1's transport calls
+     * close() (the second): T1 has no create or release of its own in flight, so it waits for the first close(), which
+     * waits for T1. Promise (Javadoc of close(), rule 14): every close() returns within its bound; none may hang.
+     */
+    @Test
+    void aCloseByTheTransportInsideARenewalWhileTheFirstCloseReleasesThatLeaseDoesNotHang() throws Exception {
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicReference<Thread> renewing = new AtomicReference<>();
+        AtomicReference<Thread> armed = new AtomicReference<>();
+        CountDownLatch inRenewal = new CountDownLatch(1);
+        CountDownLatch firstCloseCalled = new CountDownLatch(1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+                inRenewal.countDown();
+                await(firstCloseCalled);
+                nap(500); // the first close() is now releasing job: waiting for this renewal's I/O lock
+                registry.get().close();
+            }
+        };
+        GcsLockRegistry r = unmanaged(transport, b -> { });
+        registry.set(r);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch renewed = daemon("renewing", renewing, () -> {
+            armed.set(Thread.currentThread());
+            r.renew(lease, Duration.ofSeconds(20));
+        });
+        assertThat(inRenewal.await(20, TimeUnit.SECONDS)).as("the renewal's PATCH reached the transport").isTrue();
+        AtomicReference<Thread> closing = new AtomicReference<>();
+        CountDownLatch closed = daemon("first-close", closing, () -> {
+            firstCloseCalled.countDown();
+            r.close();
+        });
+        // bound: 8 x 1 s + 4 x 20 ms; 60 s is for liveness on a loaded machine
+        boolean firstReturned = closed.await(60, TimeUnit.SECONDS);
+        boolean renewReturned = renewed.await(5, TimeUnit.SECONDS);
+        assertThat(firstReturned && renewReturned)
+                .as("first close() returned: %s, the renewal (and the close() inside its transport) returned: %s%n%s%s",
+                        firstReturned, renewReturned, stack(closing.get()), stack(renewing.get()))
+                .isTrue();
+        assertThat(object("job")).isNull();
+    }
+
+    /**
+     * As above, the renewal being the refresher's scheduled refresh: close() called by the application's transport on
+     * the refresher thread inside a refresh's PATCH, while the first close() releases that lease.
+     */
+    @Test
+    void aCloseByTheTransportInsideAScheduledRefreshWhileTheFirstCloseReleasesThatLeaseDoesNotHang() throws Exception {
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicBoolean armed = new AtomicBoolean();
+        AtomicReference<Thread> refresher = new AtomicReference<>();
+        CountDownLatch inRefresh = new CountDownLatch(1);
+        CountDownLatch firstCloseCalled = new CountDownLatch(1);
+        CountDownLatch refresherClosed = new CountDownLatch(1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOfJob(method, url) && Thread.currentThread().getName().startsWith("gcslock-refresh-")
+                    && armed.compareAndSet(true, false)) {
+                refresher.set(Thread.currentThread());
+                inRefresh.countDown();
+                await(firstCloseCalled);
+                nap(500);
+                registry.get().close();
+                refresherClosed.countDown();
+            }
+        };
+        GcsLockRegistry r = unmanaged(transport, b -> b.ttl(Duration.ofSeconds(6)).refreshInterval(Duration.ofMillis(500)));
+        registry.set(r);
+        r.tryAcquire("job").orElseThrow();
+        armed.set(true);
+        assertThat(inRefresh.await(20, TimeUnit.SECONDS)).as("a refresh's PATCH reached the transport").isTrue();
+        AtomicReference<Thread> closing = new AtomicReference<>();
+        CountDownLatch closed = daemon("first-close", closing, () -> {
+            firstCloseCalled.countDown();
+            r.close();
+        });
+        boolean firstReturned = closed.await(60, TimeUnit.SECONDS);
+        boolean secondReturned = refresherClosed.await(5, TimeUnit.SECONDS);
+        assertThat(firstReturned && secondReturned)
+                .as("first close() returned: %s, the refresher's close() returned: %s%n%s%s",
+                        firstReturned, secondReturned, stack(closing.get()), stack(refresher.get()))
+                .isTrue();
+        assertThat(object("job")).isNull();
+    }
+
+    /**
+     * Interleaving: T1 renew(job) holds the lease's I/O lock, its PATCH on the application's transport. T2 job.release()
+     * begins (counted in flight) and waits for that I/O lock. T3 close() (the first) skips job (T2 releases it) and
+     * waits for T2's release. T1's transport calls close() (the second): it waits for the first, which waits for T2,
+     * which waits for T1 -- the first sits out its whole bound; then (0ba82d9) the second waits, from there, one more
+     * whole bound for T2's release, which cannot end while T1 waits. Expected: no close() sits out a bound for work
+     * that waits for the closing thread itself (as for a close() inside its own thread's release or create).
+     */
+    @Test
+    void aCloseByTheTransportInsideARenewalWhoseLeaseAnotherThreadReleasesDoesNotSitOutBounds() throws Exception {
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicReference<Thread> armed = new AtomicReference<>();
+        CountDownLatch inRenewal = new CountDownLatch(1);
+        CountDownLatch firstCloseCalled = new CountDownLatch(1);
+        AtomicLong secondCloseTookMs = new AtomicLong(-1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+                inRenewal.countDown();
+                await(firstCloseCalled);
+                nap(500); // the first close() now waits for T2's release, which waits for this renewal's I/O lock
+                long t = System.nanoTime();
+                registry.get().close();
+                secondCloseTookMs.set((System.nanoTime() - t) / 1_000_000);
+            }
+        };
+        // one bound: 8 x 2 s + 4 x 20 ms = 16.08 s
+        GcsLockRegistry r = unmanaged(transport, b -> b.operationTimeout(Duration.ofSeconds(2)));
+        registry.set(r);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch renewed = daemon("renewing", null, () -> {
+            armed.set(Thread.currentThread());
+            r.renew(lease, Duration.ofSeconds(20));
+        });
+        assertThat(inRenewal.await(20, TimeUnit.SECONDS)).as("the renewal's PATCH reached the transport").isTrue();
+        CountDownLatch released = daemon("releasing", null, lease::release);
+        nap(300); // T2's release has begun and waits for the I/O lock
+        long t0 = System.nanoTime();
+        CountDownLatch closed = daemon("first-close", null, () -> {
+            firstCloseCalled.countDown();
+            r.close();
+        });
+        boolean allDone = closed.await(120, TimeUnit.SECONDS) & renewed.await(60, TimeUnit.SECONDS)
+                & released.await(60, TimeUnit.SECONDS);
+        long ms = (System.nanoTime() - t0) / 1_000_000;
+        assertThat(allDone).as("every call returned").isTrue();
+        assertThat(object("job")).isNull();
+        // Liveness with a fix: about a second. Without one: two bounds in a row (over 32 s).
+        assertThat(ms).as("first close(), the renewal with the close() inside its transport (which took %d ms), and the "
+                + "release all returned after %d ms; one bound is 16.08 s", secondCloseTookMs.get(), ms).isLessThan(12_000);
     }
 
     /**
@@ -501,5 +666,47 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         } finally {
             deleteMayGo.countDown();
         }
+    }
+
+    /**
+     * The same cycle with the first close(): T1 renew(job) holds the lease's I/O lock; T2 job.release() begins and
+     * waits for it; T1's transport calls close() (the first): it skips job (T2 releases it) and waits for T2's release,
+     * which waits for T1. Expected: close() does not sit out its bound for a release waiting for its own thread.
+     */
+    @Test
+    void aFirstCloseByTheTransportInsideARenewalWhoseLeaseAnotherThreadReleasesDoesNotSitOutItsBound() throws Exception {
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicReference<Thread> armed = new AtomicReference<>();
+        CountDownLatch inRenewal = new CountDownLatch(1);
+        CountDownLatch releaseCalled = new CountDownLatch(1);
+        AtomicLong closeTookMs = new AtomicLong(-1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+                inRenewal.countDown();
+                await(releaseCalled);
+                nap(500); // T2's release has begun and waits for this renewal's I/O lock
+                long t = System.nanoTime();
+                registry.get().close();
+                closeTookMs.set((System.nanoTime() - t) / 1_000_000);
+            }
+        };
+        GcsLockRegistry r = unmanaged(transport, b -> b.operationTimeout(Duration.ofSeconds(2))); // bound 16.08 s
+        registry.set(r);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        CountDownLatch renewed = daemon("renewing", null, () -> {
+            armed.set(Thread.currentThread());
+            r.renew(lease, Duration.ofSeconds(20));
+        });
+        assertThat(inRenewal.await(20, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch released = daemon("releasing", null, () -> {
+            releaseCalled.countDown();
+            lease.release();
+        });
+        boolean allDone = renewed.await(120, TimeUnit.SECONDS) & released.await(60, TimeUnit.SECONDS);
+        assertThat(allDone).as("every call returned").isTrue();
+        assertThat(object("job")).isNull();
+        assertThat(closeTookMs.get()).as("close() inside the renewal's transport took %d ms; one bound is 16.08 s",
+                closeTookMs.get()).isLessThan(8_000);
     }
 }
