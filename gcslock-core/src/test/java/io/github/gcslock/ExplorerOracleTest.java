@@ -103,7 +103,23 @@ class ExplorerOracleTest {
         Lease lease = run.tryAcquire(p1, "x");
         assertThat(lease).isNotNull();
         GcsLease held = (GcsLease) lease;
-        held.lockIo(); // a refresh in flight, as the release sees it: the release begins, then waits for it
+        // a refresh in flight on another thread, as the release sees it: the release begins, then waits for it (on the
+        // closing thread itself the lock would be close()'s own work, which it does not wait for: rule 14)
+        java.util.concurrent.CountDownLatch ioTaken = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch refreshMayEnd = new java.util.concurrent.CountDownLatch(1);
+        Thread refresh = new Thread(() -> {
+            held.lockIo();
+            try {
+                ioTaken.countDown();
+                refreshMayEnd.await(60, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                held.unlockIo();
+            }
+        }, "a refresh in flight");
+        refresh.start();
+        assertThat(ioTaken.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
         Thread listener = new Thread(() -> run.releaseInLossListener(p1, lease, false), "a loss listener");
         try {
             listener.start();
@@ -115,7 +131,8 @@ class ExplorerOracleTest {
             assertThat(run.bucket.peek("gcslock/x")).as("the listener's release is still running").isNotNull();
             assertThat(run.violations).isEmpty();
         } finally {
-            held.unlockIo();
+            refreshMayEnd.countDown();
+            refresh.join(30_000);
             listener.join(30_000);
             run.registries.forEach(GcsLockRegistry::close);
         }
