@@ -964,6 +964,93 @@ class EngineInterleavingExplorerTest {
     }
 
     /**
+     * Rules 3, 4, 11 at hand-out and 12 (issue 29: the catalogue's misses of the clean-ups sent through interrupts): the
+     * calls that clean up an object of ours (a release's DELETE and, after a 412, its read and guarded re-delete; the
+     * late object's DELETE; a leaked object's retake; the read and delete of a create of unknown outcome as its call
+     * ends) are sent whatever the interrupt flag says, and again after an interrupt broke one (up to 5 resends per
+     * clean-up). Interrupts elsewhere seldom land while such a call is on its way; here they are aimed at requests. Two
+     * processes, faults on (so releases fail and leak, refreshes commit unseen, creates lose their replies), each with
+     * two callers running random programs on x and y: a one-shot or a wait (2 s, 8 s), a hold of up to 8 s (a renewal
+     * in it, in a third), then release() (on an interrupted thread, in a quarter) or none (close() releases). Each
+     * process's interrupter makes 2 to 4 aims: a caller, a moment, a kind of request (any, create, get, delete,
+     * update) and a burst of 1 to 4 — the caller is interrupted as it sends its first such request from that moment on,
+     * and as it sends each next one until the burst is spent; an interrupt may also break a request whose first try
+     * committed (its reply lost), and an interrupt breaks a request more often than the faults' other outcomes do. Checked on top of the others: a broken DELETE of our own object is sent again
+     * ({@code cleanUpSent}); a call ended without the lease leaves no object of its own creates, interrupted or not
+     * ({@code endedWithoutTheLease}).
+     */
+    @Test
+    void cleanUpsThroughInterruptsAimedAtRequests() {
+        explore("clean-ups through interrupts aimed at requests (faults)", true, EngineInterleavingExplorerTest::interruptsAtRequests);
+    }
+
+    private static void interruptsAtRequests(Run run) {
+        run.world.interruptsMayCommit = true;
+        run.world.interruptWeight = 2;
+        Random r = run.setup;
+        GcsLockRegistry[] ps = {run.registry("p1"), run.registry("p2")};
+        Duration[] waits = {Duration.ZERO, Duration.ZERO, Duration.ofSeconds(2), Duration.ofSeconds(8)};
+        String[] ops = {null, "create", "get", "delete", "delete", "update"};
+        for (GcsLockRegistry reg : ps) {
+            String process = run.names.get(reg);
+            List<String> callers = new ArrayList<>();
+            for (int a = 0; a < 2; a++) {
+                List<VirtualWorld.ThrowingRunnable> steps = new ArrayList<>();
+                List<String> described = new ArrayList<>();
+                int n = 2 + r.nextInt(3);
+                for (int i = 0; i < n; i++) {
+                    String name = r.nextInt(3) == 0 ? "y" : "x";
+                    Duration wait = waits[r.nextInt(waits.length)];
+                    Duration hold = Duration.ofMillis(200 + r.nextInt(7_801));
+                    boolean renew = r.nextInt(3) == 0;
+                    int end = r.nextInt(8); // 0-4 release, 5-6 release on an interrupted thread, 7 none (close() releases)
+                    described.add("acquire " + name + " wait " + wait + " hold " + hold + (renew ? " renew" : "")
+                            + " end " + (end >= 7 ? "none" : end >= 5 ? "release interrupted" : "release"));
+                    steps.add(() -> {
+                        Lease l = wait.isZero() ? run.tryAcquire(reg, name, null, null) : run.acquire(reg, name, wait, null, null);
+                        if (l == null) {
+                            return;
+                        }
+                        try {
+                            if (renew) {
+                                run.world.sleepVirtual(hold.dividedBy(2));
+                                run.renew(reg, l, null);
+                            }
+                            run.world.sleepVirtual(renew ? hold.dividedBy(2) : hold);
+                        } finally {
+                            Thread.interrupted(); // an interrupt that ended the hold is spent
+                            if (end >= 5 && end < 7) {
+                                Thread.currentThread().interrupt();
+                                run.release(l);
+                            } else if (end < 7) {
+                                run.release(l);
+                            }
+                        }
+                    });
+                }
+                String actor = process + "-caller-" + a;
+                callers.add(actor);
+                run.actor(actor, () -> {
+                    for (VirtualWorld.ThrowingRunnable step : steps) {
+                        try {
+                            step.run();
+                        } catch (InterruptedException e) {
+                            // an aimed interrupt ended a wait or a hold: documented
+                        }
+                        Thread.interrupted();
+                    }
+                });
+                run.world.note(actor + " program: " + described);
+            }
+            int aims = 2 + r.nextInt(3);
+            for (int i = 0; i < aims; i++) {
+                run.aimAt(callers.get(r.nextInt(callers.size())), run.upTo(35), ops[r.nextInt(ops.length)], 1 + r.nextInt(4));
+            }
+            run.actor(process + "-close", () -> run.closeAfter(reg, Duration.ofSeconds(50)));
+        }
+    }
+
+    /**
      * close() racing the releases in flight (rule 14), p1's DELETEs up to 2 s on their way (within the operation
      * timeout; in a third of the runs the application's transport stalls the first application DELETE for more than
      * half of {@link #RELEASE_BOUND} and less than the whole). Three callers of p1, each a random program: a one-shot or a
@@ -1492,10 +1579,15 @@ class EngineInterleavingExplorerTest {
                 }
                 CloseTrigger closeOn = closeOnRequest(request);
                 slowDelete(request);
+                aimedInterrupt(request);
+                boolean cleanUpDelete = cleanUpSent(request);
                 Object reply;
                 try {
                     reply = answeredSlowly(request, sent, world.serve(request, observed(request, faults ? interfering(request, apply)
                             : deadHolder != null ? deadHolderRefreshesLate(request, apply) : apply)));
+                } catch (com.google.cloud.storage.StorageException e) {
+                    cleanUpBroken(request, cleanUpDelete, e);
+                    throw e;
                 } finally {
                     checkRefresherNotInterruptedByClose(request);
                 }
@@ -1505,6 +1597,158 @@ class EngineInterleavingExplorerTest {
                 pauseRefreshPastTheDeadline(request);
                 return reply;
             };
+        }
+
+        // ------------------------------------------------------------------ clean-ups through interrupts (rules 3, 4, 11, 12)
+
+        /**
+         * An interrupter's aim at requests: it interrupts actor {@code target} as that actor sends its first request of
+         * kind {@code op} (null: any) from {@code fromNanos} (virtual) on, and then as it sends each of its next requests,
+         * {@code burst} interrupts in all — each lands while a request is on its way (the client's backoff then breaks).
+         */
+        static final class Aim {
+            final String target;
+            final long fromNanos;
+            final String op;
+            int left;
+            boolean begun;
+
+            Aim(String target, long fromNanos, String op, int burst) {
+                this.target = target;
+                this.fromNanos = fromNanos;
+                this.op = op;
+                this.left = burst;
+            }
+
+            @Override
+            public String toString() {
+                return "interrupt " + target + " at its " + (op == null ? "" : op + " ") + "request sent from "
+                        + Duration.ofNanos(fromNanos - Duration.ofHours(1).toNanos()) + " on, and at its next " + (left - 1);
+            }
+        }
+
+        /** The aims of the interrupters ({@link #aimAt}); guarded by itself. */
+        final List<Aim> aims = new ArrayList<>();
+
+        /** Aims an interrupt burst at actor {@code target}'s requests (see {@link Aim}), from {@code from} on. */
+        void aimAt(String target, Duration from, String op, int burst) {
+            Aim a = new Aim(target, Duration.ofHours(1).toNanos() + from.toNanos(), op, burst);
+            world.note("aimed interrupter: " + a);
+            synchronized (aims) {
+                aims.add(a);
+            }
+        }
+
+        /** As the calling thread sends {@code request}: the interrupt of an aim that covers it (the thread interrupts itself). */
+        void aimedInterrupt(InMemoryStorage.Request request) {
+            String me = Thread.currentThread().getName();
+            Aim fire = null;
+            synchronized (aims) {
+                for (Aim a : aims) {
+                    if (a.left > 0 && me.equals("actor-" + a.target) && world.nanoTime() - a.fromNanos >= 0
+                            && (a.begun || a.op == null || a.op.equals(request.op()))) {
+                        a.begun = true;
+                        a.left--;
+                        fire = a;
+                        break;
+                    }
+                }
+            }
+            if (fire != null) {
+                world.note("the aimed interrupter interrupts " + fire.target + " as it sends " + request);
+                interrupt(fire.target);
+            }
+        }
+
+        /**
+         * Per thread, its run of consecutive requests on one name that may be one clean-up (reads of the name and DELETEs
+         * of an object of its own process), how many of them an interrupt broke, and the DELETE that must be sent next.
+         */
+        static final class CleanUpRun {
+            String name;
+            int broken;
+            boolean lastOwnDelete;
+            String resendOf;
+        }
+
+        final Map<Thread, CleanUpRun> cleanUpRuns = new ConcurrentHashMap<>();
+        /** Per thread, the places in its {@link VirtualWorld#decisions} of the requests that failed unanswered as an interrupt came. */
+        final Map<Thread, Set<Integer>> brokenByInterrupt = new ConcurrentHashMap<>();
+
+        /**
+         * Rules 3, 4, 11 at hand-out and 12 (DESIGN.md rule 12; the engine's CallsThroughInterrupts): a DELETE of an object
+         * of our own — a release's, the late object's, a leaked object's retake, the delete of a create of unknown outcome,
+         * the 412 path's re-delete — is sent whatever the interrupt flag says, and sent again, with the flag clear, after an
+         * interrupt broke it, up to 5 resends per clean-up. Judged on the wire: the next request of a thread whose own
+         * DELETE failed with its interrupt flag set (other than by a 412) is that DELETE again, unless its run of requests
+         * on the name (the clean-up and what came just before it) has had more than 5 calls fail so (the documented give-up). An administrator's forceRelease is
+         * no clean-up. Returns whether {@code request} is such a DELETE.
+         */
+        boolean cleanUpSent(InMemoryStorage.Request request) {
+            Thread t = Thread.currentThread();
+            String client = InMemoryStorage.client();
+            if (client == null || administrators.contains(t)) {
+                return false;
+            }
+            CleanUpRun run = cleanUpRuns.computeIfAbsent(t, x -> new CleanUpRun());
+            String name = request.object();
+            boolean delete = request.op().equals("delete");
+            if (run.resendOf != null) {
+                if (!delete || !run.resendOf.equals(name)) {
+                    violations.add(t.getName() + "'s DELETE of its own object '" + run.resendOf + "', broken by an interrupt, was"
+                            + " not sent again: its next request was " + request + " (rules 3, 4, 11, 12: a clean-up's call is sent"
+                            + " again after an interrupt broke it, up to " + CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS + " times)");
+                }
+                run.resendOf = null;
+            }
+            GcsLockRegistry r = byClient.get(client);
+            Blob b = name == null ? null : bucket.peek(name);
+            // an object of ours as it is sent, or the same DELETE again (its first try may have deleted it)
+            boolean ours = delete && r != null && ((b != null && r.owner().equals(b.getMetadata().get(LockObject.OWNER)))
+                    || (run.lastOwnDelete && name.equals(run.name)));
+            boolean sameRun = (ours || (request.op().equals("get") && name != null)) && name.equals(run.name);
+            if (!sameRun) {
+                run.name = ours || (request.op().equals("get") && name != null) ? name : null;
+                run.broken = 0;
+            }
+            run.lastOwnDelete = ours;
+            return ours;
+        }
+
+        /**
+         * A request of the calling thread failed with {@code e}: if the thread's interrupt flag is set as it fails (an
+         * interrupt broke it, or came while it failed otherwise), the engine takes it for broken by that interrupt, and
+         * sends a clean-up's call again; counted. See {@link #cleanUpSent}.
+         */
+        void cleanUpBroken(InMemoryStorage.Request request, boolean cleanUpDelete, com.google.cloud.storage.StorageException e) {
+            Thread t = Thread.currentThread();
+            if (e.getCode() == 0 && t.isInterrupted()) {
+                // no answer (a timeout, a lost reply, the backoff broken) as an interrupt came: broken by it
+                List<String> decided = world.decisions.getOrDefault(t, List.of());
+                brokenByInterrupt.computeIfAbsent(t, x -> ConcurrentHashMap.newKeySet()).add(decided.size() - 1);
+            }
+            CleanUpRun run = cleanUpRuns.get(t);
+            if (run == null || !t.isInterrupted()) {
+                return;
+            }
+            run.broken++;
+            // (a 412 is an answer: the release's first DELETE then reads, rule 12; a guarded delete of an object read
+            // takes it for "changed", rules 3 and 4)
+            if (cleanUpDelete && e.getCode() != 412 && run.broken <= CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS) {
+                run.resendOf = request.object();
+            }
+        }
+
+        /** A call of the application returns on this thread: a clean-up DELETE broken by an interrupt was sent again before. */
+        void checkCleanUpResent(String call) {
+            CleanUpRun run = cleanUpRuns.get(Thread.currentThread());
+            if (run != null && run.resendOf != null) {
+                violations.add(Thread.currentThread().getName() + "'s " + call + " returned after its DELETE of its own object '"
+                        + run.resendOf + "' was broken by an interrupt, without sending it again (rules 3, 4, 11, 12: a clean-up's"
+                        + " call is sent again after an interrupt broke it, up to " + CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS
+                        + " times)");
+                run.resendOf = null;
+            }
         }
 
         // ------------------------------------------------------------------ close() racing the releases in flight
@@ -3595,8 +3839,26 @@ class EngineInterleavingExplorerTest {
             List<Long> created = new ArrayList<>(createdOn.getOrDefault(t, List.of()));
             decided = decided.subList(Math.min(decidedAtStart.get(), decided.size()), decided.size());
             created = created.subList(Math.min(createdAtStart.get(), created.size()), created.size());
-            int lost = decided.lastIndexOf("create lose reply");
-            if (lost < 0 || created.isEmpty() || decided.subList(lost + 1, decided.size()).stream().anyMatch(d -> !d.endsWith(" deliver"))) {
+            // a create whose reply was lost: by a fault, or as an interrupt broke the client's backoff after its first try
+            // committed; every request after it answered, or broken by an interrupt at most 5 times in all (each such call
+            // is sent again, up to 5 times per clean-up: rules 3 and 12)
+            // (a request that failed unanswered as an interrupt came, a lost reply or a timeout, is broken by it too: the
+            // engine sees the flag and sends a clean-up's call again)
+            Set<Integer> byInterrupt = brokenByInterrupt.getOrDefault(t, Set.of());
+            int offset = Math.min(decidedAtStart.get(), world.decisions.getOrDefault(t, List.of()).size());
+            int lost = Math.max(decided.lastIndexOf("create lose reply"), decided.lastIndexOf("create interrupted after commit"));
+            List<String> after = lost < 0 ? List.of() : decided.subList(lost + 1, decided.size());
+            int broken = 0;
+            boolean otherwise = false;
+            for (int i = 0; i < after.size(); i++) {
+                String d = after.get(i);
+                if (d.endsWith(" interrupted") || d.endsWith(" interrupted after commit") || byInterrupt.contains(offset + lost + 1 + i)) {
+                    broken++;
+                } else if (!d.endsWith(" deliver")) {
+                    otherwise = true;
+                }
+            }
+            if (lost < 0 || created.isEmpty() || broken > CallsThroughInterrupts.RESENDS_AFTER_INTERRUPTS || otherwise) {
                 return;
             }
             Blob b = bucket.peek("gcslock/" + name);
@@ -3763,6 +4025,7 @@ class EngineInterleavingExplorerTest {
         }
 
         void leave(GcsLockRegistry r, String name) {
+            checkCleanUpResent("call for '" + name + "'");
             roleNow.remove();
             oneShotNow.remove();
             callOn.remove(Thread.currentThread(), names.get(r) + "|" + name);
@@ -3806,11 +4069,11 @@ class EngineInterleavingExplorerTest {
                 }
                 return null;
             } catch (InterruptedException e) {
-                if (!hostile) {
-                    throw e;
-                }
                 if (faults) {
                     endedWithoutTheLease(r, name);
+                }
+                if (!hostile) {
+                    throw e;
                 }
                 return null; // interrupted by the interrupter: documented
             } catch (ListenerError e) {
@@ -4042,6 +4305,7 @@ class EngineInterleavingExplorerTest {
                 h.releaseRunning = false;
                 h.releaseReturned = true;
             }
+            checkCleanUpResent("release() of " + h);
             // rule 12: the release's delete runs whatever the interrupt flag says, and the flag is given back
             if ((interrupted || interruptsOf(me) > sent) && !Thread.interrupted()) {
                 violations.add("release() of " + h + " on an interrupted thread returned without the interrupt flag (rule 12: it is given back)");

@@ -86,6 +86,17 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
     /** Per thread, the GCS requests it sent ("create", "get", ...) and its timed sleeps on a latch ("sleep"), in order. */
     final java.util.Map<Thread, List<String>> calls = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean aborted;
+    /**
+     * Whether an interrupt may also break a request whose first try committed with its reply lost (the client's retry
+     * backoff cut short after it: the outcome unknown to the engine, the write in the bucket), beside one that never
+     * reached GCS. Off by default (the other scenarios' schedules stay as they were); a scenario turns it on.
+     */
+    volatile boolean interruptsMayCommit;
+    /**
+     * How many times each interrupt option of a request is offered (1 by default): a scenario whose interrupts are aimed
+     * at requests makes them break the request more often than the faults' other outcomes do.
+     */
+    volatile int interruptWeight = 1;
 
     VirtualWorld(long seed, boolean faults, Duration operationTimeout) {
         this.seed = seed;
@@ -251,7 +262,12 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                     o.add("drop");
                 }
                 if (interruptPending() && !late) {
-                    o.add("interrupted");
+                    for (int i = 0; i < interruptWeight; i++) {
+                        o.add("interrupted");
+                        if (interruptsMayCommit) {
+                            o.add("interrupted after commit");
+                        }
+                    }
                 }
                 return o;
             }
@@ -281,6 +297,17 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
                 throw new StorageException(503, "Service Unavailable (explorer)");
             case "interrupted":
                 throw new StorageException(0, "interrupted during the client's backoff (explorer)");
+            case "interrupted after commit":
+                // the client's first try committed and its reply was lost; the interrupt broke the backoff before its retry
+                LOSING.set(true);
+                try {
+                    applySentAt(sent, apply);
+                } catch (StorageException ignored) {
+                    // its reply is lost either way
+                } finally {
+                    LOSING.remove();
+                }
+                throw new StorageException(0, "interrupted during the client's backoff, after a try whose reply was lost (explorer)");
             default: // drop, abort
                 throw timeout(request);
         }
