@@ -243,6 +243,7 @@ muts = [
  ("rule 14: a second close() waits for the release the first close() left to its own thread", E+'LeaseIssuer.java', "                awaitWorkTheFirstCloseLeftToItsOwnThread();\n", "", "ExplorerFindingsTest#aSecondCloseWaitsForTheReleaseInsideWhoseDeleteTheFirstCloseRan"),
  ("rule 14: a second close() on a thread holding a lease's I/O lock does not wait for the first", E+'LeaseIssuer.java', " && !ioLockHeldOnThisThread()) {", ") {", "SecondCloseReviewTest#aCloseByTheTransportInsideARenewalWhileTheFirstCloseReleasesThatLeaseDoesNotHang"),
  ("rule 14: close() does not wait for a release waiting for the I/O lock the closing thread holds", E+'LeaseRelease.java', "if (!lease.releasingOnThisThread() && !lease.ioHeldByCurrentThread()) {", "if (!lease.releasingOnThisThread()) {", "SecondCloseReviewTest#aFirstCloseByTheTransportInsideARenewalWhoseLeaseAnotherThreadReleasesDoesNotSitOutItsBound"),
+ ("rule 12: a second release() waits until the first has begun its release", E+'LeaseRelease.java', "        if (!lease.outerHoldGivenBackOnThisThread()\n", "        if (false && !lease.outerHoldGivenBackOnThisThread()\n", "ReleaseInFlightTest#aSecondReleaseWaitsForAFirstThatGaveTheHoldBackButHasNotBegunYet"),
 ]
 import re, time, shutil, glob
 args = sys.argv[1:]

@@ -72,6 +72,14 @@ final class GcsLease implements Lease {
     private final ReentrantLock io = new ReentrantLock();
 
     private final AtomicBoolean outerHoldReturned = new AtomicBoolean();
+    /**
+     * Counted down once the call that gave the outermost hold back has begun the release, or found that none is to
+     * begin here (other holds of the name left, a hold-at-least delay): a release() that came second waits for it
+     * before it looks whether a release is in flight (rule 12).
+     */
+    private final java.util.concurrent.CountDownLatch outerHoldSettled = new java.util.concurrent.CountDownLatch(1);
+    /** The thread whose release() gave the outermost hold back (null: none, or releaseAfter). */
+    private volatile Thread outerHoldGivenBackBy;
     private volatile State state = State.ACTIVE;
     private volatile boolean releasing;
     /** The thread whose release of this lease began (rule 14: it cannot wait for its own release). */
@@ -188,7 +196,12 @@ final class GcsLease implements Lease {
     @Override
     public void release() {
         if (outerHoldReturned.compareAndSet(false, true)) {
-            engine.releaseHold(this);
+            outerHoldGivenBackBy = Thread.currentThread();
+            try {
+                engine.releaseHold(this);
+            } finally {
+                outerHoldSettled.countDown(); // also when it began no release (other holds left) or failed
+            }
         } else {
             // Given back already — by a loss listener that released it, by close(), by an earlier call. If that
             // release is still deleting the object, return when it has ended: a release() that returned at once would
@@ -237,7 +250,25 @@ final class GcsLease implements Lease {
 
     /** Takes the outermost hold for a deferred release ({@code releaseAfter}); false if it was already given back. */
     boolean claimOuterHold() {
-        return outerHoldReturned.compareAndSet(false, true);
+        boolean claimed = outerHoldReturned.compareAndSet(false, true);
+        if (claimed) {
+            outerHoldSettled.countDown(); // the release comes after the delay: a racing release() does not wait for that
+        }
+        return claimed;
+    }
+
+    /** See {@link #outerHoldSettled}: the release of the call that gave the outermost hold back has begun, or none will. */
+    void outerHoldSettled() {
+        outerHoldSettled.countDown();
+    }
+
+    java.util.concurrent.CountDownLatch outerHoldSettledLatch() {
+        return outerHoldSettled;
+    }
+
+    /** Whether the call that gave the outermost hold back runs on the calling thread (code inside it coming back). */
+    boolean outerHoldGivenBackOnThisThread() {
+        return outerHoldGivenBackBy == Thread.currentThread();
     }
 
     /** Gives back one reentrant hold (not the outermost one, which {@link #release()} gives back). */

@@ -215,16 +215,19 @@ final class LeaseRelease {
      * at which a release has begun, so others skip it, but close() cannot see it yet.
      */
     private boolean begin(GcsLease lease) {
-        synchronized (inFlight) {
-            if (!lease.beginRelease()) {
-                return false;
+        try {
+            synchronized (inFlight) {
+                if (!lease.beginRelease()) {
+                    return false;
+                }
+                inFlight.add(lease);
+                return true;
             }
-            inFlight.add(lease);
-            return true;
+        } finally {
+            lease.outerHoldSettled(); // begun (or another release had): a release() that came second now finds it in flight
         }
     }
 
-    /** Whether a release is in flight on the calling thread (a call of the application's code made from inside it). */
     /** Whether the calling thread holds the I/O lock of a lease whose release is in flight (rule 14). */
     boolean ioLockOfAReleaseHeldOnThisThread() {
         synchronized (inFlight) {
@@ -237,6 +240,7 @@ final class LeaseRelease {
         }
     }
 
+    /** Whether a release is in flight on the calling thread (a call of the application's code made from inside it). */
     boolean releasingOnThisThread() {
         synchronized (inFlight) {
             for (GcsLease lease : inFlight) {
@@ -261,6 +265,15 @@ final class LeaseRelease {
      * release not begun yet (a hold-at-least delay still running) is not waited for.
      */
     void awaitReleaseInFlight(GcsLease lease) {
+        // The call that gave the outermost hold back may not have begun its release yet: a loss listener's release()
+        // blocks on the lease's monitor while the refresher declares the lease lost. Looking at once found no release
+        // in flight, and this release() returned with the object in the bucket and the name taken here (rule 12; found
+        // by EngineInterleavingExplorerTest alone). Wait until it has begun, or found none to begin — bounded; never for
+        // a call on this very thread, which cannot go on while this waits.
+        if (!lease.outerHoldGivenBackOnThisThread()
+                && !awaitIgnoringInterrupts(lease.outerHoldSettledLatch(), runtime.nanoTime() + releaseBound.toNanos())) {
+            log.warn("lock '{}': gave up waiting {} for the release another thread began", lease.name(), releaseBound);
+        }
         if (lease.isReleasing()) {
             awaitReleaseByAnotherThread(lease);
         }

@@ -9,6 +9,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * {@link Lease#release()} on a lease another thread is releasing returns when that release has ended: the object is
@@ -55,6 +56,48 @@ class ReleaseInFlightTest extends EmulatorTestBase {
         long before = inserts();
         assertThat(r.tryAcquire("job")).as("the next one-shot, once release() returned").isPresent();
         assertThat(inserts()).isGreaterThan(before);
+    }
+
+    /**
+     * The test above one step earlier: the first release() has given the outermost hold back but not begun the release
+     * yet. Found by {@code EngineInterleavingExplorerTest} alone (random seed -1805747555912961668 of the hostile
+     * programs on 4c9cdca, "p2 tryAcquire('y') ended not acquired without a request"): a loss listener's release() blocked
+     * on the lease's monitor while the refresher declared the lease lost; the owner's release() found no release in
+     * flight and returned at once, its next tryAcquire refused locally. Here the monitor is held by the test.
+     */
+    @Test
+    void aSecondReleaseWaitsForAFirstThatGaveTheHoldBackButHasNotBegunYet() throws Exception {
+        GcsLockRegistry r = registry(b -> b.ttl(Duration.ofSeconds(30)).refreshInterval(Duration.ofSeconds(5))
+                .operationTimeout(Duration.ofSeconds(5)));
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        GcsLease gcsLease = (GcsLease) lease;
+        CompletableFuture<Void> first;
+        CompletableFuture<Void> second;
+        synchronized (gcsLease) { // as the refresher declaring the lease lost holds it
+            first = CompletableFuture.runAsync(lease::release);
+            await().atMost(Duration.ofSeconds(20)).until(() -> first.isDone() || blockedOn(gcsLease));
+            assertThat(first).as("the first release() waits for the lease's monitor").isNotDone();
+            second = CompletableFuture.runAsync(lease::release);
+            sleep(500);
+            assertThat(second).as("the second release() while the first has not begun its release").isNotDone();
+        }
+        second.get(20, TimeUnit.SECONDS);
+        assertThat(object("job")).as("the object once the second release() returned").isNull();
+        first.get(20, TimeUnit.SECONDS);
+        long before = inserts();
+        assertThat(r.tryAcquire("job")).as("the next one-shot, once release() returned").isPresent();
+        assertThat(inserts()).isGreaterThan(before);
+    }
+
+    /** Whether a thread is blocked entering {@code monitor}. */
+    private static boolean blockedOn(Object monitor) {
+        for (java.lang.management.ThreadInfo t : java.lang.management.ManagementFactory.getThreadMXBean().dumpAllThreads(true, false)) {
+            if (t.getThreadState() == Thread.State.BLOCKED && t.getLockInfo() != null
+                    && t.getLockInfo().getIdentityHashCode() == System.identityHashCode(monitor)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** A release() after a hold-at-least release whose delay is still running returns at once (nothing to wait for). */
