@@ -244,6 +244,8 @@ muts = [
  ("rule 14: a second close() on a thread holding a lease's I/O lock does not wait for the first", E+'LeaseIssuer.java', " && !ioLockHeldOnThisThread()) {", ") {", "SecondCloseReviewTest#aCloseByTheTransportInsideARenewalWhileTheFirstCloseReleasesThatLeaseDoesNotHang"),
  ("rule 14: close() does not wait for a release waiting for the I/O lock the closing thread holds", E+'LeaseRelease.java', "if (!lease.releasingOnThisThread() && !lease.ioHeldByCurrentThread()) {", "if (!lease.releasingOnThisThread()) {", "SecondCloseReviewTest#aFirstCloseByTheTransportInsideARenewalWhoseLeaseAnotherThreadReleasesDoesNotSitOutItsBound"),
  ("rule 12: a second release() waits until the first has begun its release", E+'LeaseRelease.java', "        if (!lease.outerHoldGivenBackOnThisThread()\n", "        if (false && !lease.outerHoldGivenBackOnThisThread()\n", "ReleaseInFlightTest#aSecondReleaseWaitsForAFirstThatGaveTheHoldBackButHasNotBegunYet"),
+ ("rule 20: a refresh whose lease was released on its own thread tells no refreshFailed", E+'LeaseKeeper.java', "        if (lease.state() == GcsLease.State.RELEASED) {\n            // Released while", "        if (false) {\n            // Released while", "CloseOnARefresherThreadTest#aRefreshWhoseLeaseCloseReleasedInsideItsPatchTellsNoRefreshFailedAfterReleased"),
+ ("rule 14: close() on a refresher thread does not interrupt the refresher's running tasks", E+'LeaseKeeper.java', "            if (!isRefresherThread()) {\n                refreshers.shutdownNow();", "            if (true) {\n                refreshers.shutdownNow();", "CloseOnARefresherThreadTest#aCloseOnARefresherThreadDoesNotInterruptTheRefreshersOtherRunningRelease"),
 ]
 import re, time, shutil, glob
 args = sys.argv[1:]

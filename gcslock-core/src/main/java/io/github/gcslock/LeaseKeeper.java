@@ -448,6 +448,13 @@ final class LeaseKeeper implements AutoCloseable {
     }
 
     private void countFailure(GcsLease lease, Exception e) {
+        if (lease.state() == GcsLease.State.RELEASED) {
+            // Released while this refresh's request was in flight: only on this very thread (a release elsewhere waits
+            // for the I/O lock this refresh holds) -- close() called by the application's transport inside the PATCH
+            // released it. Its "released" is told already: no refreshFailed after it (rule 20).
+            log.debug("refresh of lock '{}' ended after the lease was released on its own thread: {}", lease.name(), e.toString());
+            return;
+        }
         if (Thread.currentThread().isInterrupted()) {
             // The caller's own interrupt broke the call (a cancelled task renewing: the client's retry backoff after
             // a 429 or a 503 ends at once): that says nothing about GCS, so it does not count towards rule 10's
@@ -498,7 +505,12 @@ final class LeaseKeeper implements AutoCloseable {
                 }
             }
         } finally {
-            refreshers.shutdownNow();
+            if (!isRefresherThread()) {
+                refreshers.shutdownNow();
+            }
+            // else: close() runs on a refresher thread (the application's transport inside a refresh, or inside a
+            // hold-at-least release): it cannot wait for the refresher's other running tasks, and must not interrupt
+            // them either (rule 14) -- they end on their own; close() then waits for the releases in flight among them.
             deadlines.shutdownNow();
             if (interrupted) {
                 Thread.currentThread().interrupt();

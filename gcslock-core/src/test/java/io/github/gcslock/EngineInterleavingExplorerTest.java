@@ -1088,6 +1088,13 @@ class EngineInterleavingExplorerTest {
             run.closeInsideOwnDelete = r1;
             run.world.note("p1 is closed by its transport inside the first DELETE of an application thread's release");
         }
+        Random io = run.closesInsideIo;
+        if (io.nextInt(3) == 0) {
+            run.closeInsideIo = r1;
+            run.closeInsideIoAfter = Duration.ofMillis(io.nextInt(1_501));
+            run.world.note("p1 is closed by its transport " + run.closeInsideIoAfter + " into the first PATCH sent under a lease's"
+                    + " I/O lock (a refresh, a renewal)");
+        }
         Duration block = Duration.ofMillis(4_000 + r.nextInt(6_001));
         boolean blocks = r.nextBoolean();
         // the threads in a one-shot call now: the listener blocks only those (a wait's own polls, held up by its own
@@ -1568,6 +1575,7 @@ class EngineInterleavingExplorerTest {
             this.gones = new Random(seed * 0x369DEA0F31A53F85L + 16);
             this.lateRefreshes = new Random(seed * 0x4F1BBCDCBFA53E0BL + 11);
             this.deleteDelays = new Random(seed * 0x2127599BF4325C37L + 42);
+            this.closesInsideIo = new Random(seed * 0x61C8864680B583EBL + 43);
             this.bucket.gate = (request, apply) -> {
                 long sent = world.nanoTime();
                 if (request.op().equals("create")) {
@@ -1578,6 +1586,7 @@ class EngineInterleavingExplorerTest {
                     updateSent.put(InMemoryStorage.client() + "|" + request.object(), sent);
                 }
                 CloseTrigger closeOn = closeOnRequest(request);
+                closeInsideIoOf(request);
                 slowDelete(request);
                 aimedInterrupt(request);
                 boolean cleanUpDelete = cleanUpSent(request);
@@ -1759,6 +1768,15 @@ class EngineInterleavingExplorerTest {
         volatile GcsLockRegistry closeInsideOwnDelete;
         final java.util.concurrent.atomic.AtomicBoolean closedInsideOwnDelete = new java.util.concurrent.atomic.AtomicBoolean();
         /**
+         * The registry closed from inside a PATCH sent while a lease's I/O lock is held on the sending thread (a refresh on
+         * the refresher; the application's transport), {@link #closeInsideIoAfter} after it is sent; null: none.
+         */
+        volatile GcsLockRegistry closeInsideIo;
+        volatile Duration closeInsideIoAfter = Duration.ZERO;
+        final java.util.concurrent.atomic.AtomicBoolean closedInsideIo = new java.util.concurrent.atomic.AtomicBoolean();
+        /** The thread that ran {@link #closeInsideIo}'s close() inside its PATCH (its own interrupt is close()'s doing). */
+        volatile Thread closedInsideIoOn;
+        /**
          * How long the application's transport stalls the first DELETE of an application thread of {@link #slowDeletesOf}
          * before sending it (null: not at all): longer than half of {@link #RELEASE_BOUND}, shorter than the whole, so that
          * a close() or release() waiting for that release gives up only past the documented bound (rule 14: one release's
@@ -1770,6 +1788,8 @@ class EngineInterleavingExplorerTest {
         final java.util.concurrent.CountDownLatch applicationDeleteSent = new java.util.concurrent.CountDownLatch(1);
         /** Draws of {@link #slowDelete}, apart from the others: the other scenarios' schedules stay as they were. */
         final Random deleteDelays;
+        /** Draws of {@link #closeInsideIo}, apart from the others (the other draws' schedules stay as they were). */
+        final Random closesInsideIo;
 
         /**
          * A DELETE of {@link #slowDeletesOf} (a release's, on an application thread, the refresher or close()'s) is up to
@@ -1845,6 +1865,62 @@ class EngineInterleavingExplorerTest {
         }
 
         /**
+         * Rule 14: close() called by the transport inside a PATCH sent while the sending thread holds a lease's I/O lock (a
+         * refresh on the refresher; a renewal), a moment after it is sent, so that another thread's close() may be releasing
+         * that lease meanwhile — its release waits for that lock. This close() waits neither for the first one (whose
+         * release waits for this thread) nor for a release of a lease whose I/O lock it holds: judged on what it waited for
+         * ({@link VirtualWorld#latchesAwaited}); a wait for each other for ever is the world's hang.
+         */
+        void closeInsideIoOf(InMemoryStorage.Request request) {
+            String client = InMemoryStorage.client();
+            GcsLockRegistry r = client == null ? null : byClient.get(client);
+            if (r == null || r != closeInsideIo || !request.op().equals("update")) {
+                return;
+            }
+            GcsLease io = null;
+            synchronized (held) {
+                for (Held h : held) {
+                    if (h.registry == r && h.gcsLease().ioHeldByCurrentThread()) {
+                        io = h.gcsLease();
+                        break;
+                    }
+                }
+            }
+            if (io == null || !closedInsideIo.compareAndSet(false, true)) {
+                return;
+            }
+            Thread me = Thread.currentThread();
+            closedInsideIoOn = me;
+            world.note(me.getName() + ": its transport closes " + names.get(r) + " " + closeInsideIoAfter + " into " + request
+                    + ", holding the I/O lock of lease " + io.fencingToken());
+            late(closeInsideIoAfter);
+            List<java.util.concurrent.CountDownLatch> awaited = world.latchesAwaited.computeIfAbsent(me,
+                    x -> Collections.synchronizedList(new ArrayList<>()));
+            int before = awaited.size();
+            long began = world.nanoTime();
+            boolean wasInterrupted = Thread.interrupted();
+            try {
+                closeAfter(r, Duration.ZERO, wasInterrupted);
+            } catch (InterruptedException e) {
+                me.interrupt();
+                return;
+            }
+            if (wasInterrupted) {
+                me.interrupt();
+            }
+            GcsLease locked = io;
+            boolean waitedForLocked;
+            synchronized (awaited) {
+                waitedForLocked = awaited.subList(before, awaited.size()).stream().anyMatch(l -> l == locked.releaseEndedLatch());
+            }
+            if (waitedForLocked) {
+                violations.add("close() of " + names.get(r) + " inside " + request + " on " + me.getName() + ", holding the I/O"
+                        + " lock of lease " + locked.fencingToken() + ", waited for that lease's release, which waits for that lock"
+                        + " (returned after " + Duration.ofNanos(world.nanoTime() - began) + "; rule 14)");
+            }
+        }
+
+        /**
          * Rule 14: close() stops the refresher only once its running tasks (a hold-at-least release that came due, a
          * refresh in flight) have ended, within its one bound: it never interrupts them, on an interrupted closing thread
          * either (an interrupt may break a call that is then sent again, past that bound). A request of a refresher thread
@@ -1857,7 +1933,7 @@ class EngineInterleavingExplorerTest {
             GcsLockRegistry r = client == null ? null : byClient.get(client);
             Long began = r == null ? null : closeBegan.get(r);
             if (began == null || !t.getName().startsWith("gcslock-refresh-") || !t.isInterrupted()
-                    || world.nanoTime() - began >= RELEASE_BOUND.toNanos()) {
+                    || world.nanoTime() - began >= RELEASE_BOUND.toNanos() || t == closedInsideIoOn) {
                 return;
             }
             violations.add(t.getName() + " of " + names.get(r) + " was interrupted in its " + request + " "
@@ -4533,9 +4609,11 @@ class EngineInterleavingExplorerTest {
                     // longer: seeds 657573908715828 and -171878615634279, ExplorerOracleTest).
                     boolean heldAtLeastEnded = h.heldAtLeastUntil != 0 && world.nanoTime() - h.heldAtLeastUntil >= 0;
                     boolean elsewhere = h.releaseRunning || h.releasedInListener || heldAtLeastEnded;
-                    // (a release on the closing thread itself, close() called from inside it, ends after close() returns)
+                    // (a release on the closing thread itself, close() called from inside it, ends after close() returns;
+                    // so does a release waiting for the I/O lock the closing thread holds, close() called inside a refresh)
                     if (h.registry == r && b != null && b.getGeneration() == h.lease.fencingToken()
-                            && (!elsewhere || withinBound) && !h.gcsLease().releasingOnThisThread()) {
+                            && (!elsewhere || withinBound) && !h.gcsLease().releasingOnThisThread()
+                            && !h.gcsLease().ioHeldByCurrentThread()) {
                         violations.add("close() of " + names.get(r) + " returned with " + h + " still in the bucket"
                                 + (h.releaseRunning ? " (the application's release() of it was running)"
                                 : h.releasedInListener ? " (a loss listener's release() of it had begun)"
