@@ -4575,6 +4575,13 @@ class EngineInterleavingExplorerTest {
             Lease releasingHere = releasingNow.get();
             boolean secondOnReleasingThread = releasingHere != null && engineClosed(r) && (releasingHere instanceof ReentrantHold
                     rh ? rh.lease() : (GcsLease) releasingHere).releasingOnThisThread();
+            // likewise a second close() on a thread holding a lease's I/O lock (the transport inside a refresh or a
+            // renewal): the first close()'s release of that lease waits for the lock, so this one does not wait (rule 14)
+            if (engineClosed(r)) {
+                synchronized (held) {
+                    secondOnReleasingThread |= held.stream().anyMatch(h -> h.registry == r && h.gcsLease().ioHeldByCurrentThread());
+                }
+            }
             closing.add(me);
             long callBegan = world.nanoTime();
             try {
