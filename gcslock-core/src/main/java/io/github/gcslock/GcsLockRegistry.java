@@ -324,8 +324,9 @@ public final class GcsLockRegistry implements LockRegistry, AutoCloseable {
      * windows in all: one release's worst case (a renewal in flight, then a DELETE meeting 429 and 412). The releases of
      * the leases held when it began run on the calling thread first, one after another, each bounded likewise.
      * Idempotent: a second call returns when the first has, and then (bounded likewise) when every create and release
-     * the first left running on its own thread has ended — unless that work runs on the second call's thread, or the
-     * second call runs inside a renewal or refresh of a lease (the application's transport), which the first may wait for.
+     * the first left running on its own thread has ended. A second call made on a thread whose own create or release is
+     * in flight, or inside a renewal or refresh of a lease (code of the application's GCS transport), returns without
+     * waiting: the first one may be waiting for that very work.
      */
     @Override
     public void close() {
