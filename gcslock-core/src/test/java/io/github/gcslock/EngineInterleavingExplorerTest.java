@@ -971,10 +971,12 @@ class EngineInterleavingExplorerTest {
      * clean-up). Interrupts elsewhere seldom land while such a call is on its way; here they are aimed at requests. Two
      * processes, faults on (so releases fail and leak, refreshes commit unseen, creates lose their replies), each with
      * two callers running random programs on x and y: a one-shot or a wait (2 s, 8 s), a hold of up to 8 s (a renewal
-     * in it, in a third), then release() (on an interrupted thread, in a quarter) or none (close() releases). Each
-     * process's interrupter makes 2 to 4 aims: a caller, a moment, a kind of request (any, create, get, delete,
-     * update) and a burst of 1 to 4 — the caller is interrupted as it sends its first such request from that moment on,
-     * and as it sends each next one until the burst is spent; an interrupt may also break a request whose first try
+     * halfway through it or at its end, in half), then release() (on an interrupted thread, in a quarter) or none (close() releases). Each
+     * process's interrupter makes 3 to 5 aims: a caller, a moment, a kind of request (any, create, get, delete,
+     * update), and either a skip of 0 to 2 and a burst of 1 to 4 — from the caller's first such request from that moment
+     * on, it lets the skip's number of requests go, then interrupts the caller as it sends each next one until the burst is
+     * spent — or a storm of 1 to 10 s from that request on, in which each request the caller sends is interrupted in one
+     * of two; an interrupt may also break a request whose first try
      * committed (its reply lost), and an interrupt breaks a request more often than the faults' other outcomes do. Checked on top of the others: a broken DELETE of our own object is sent again
      * ({@code cleanUpSent}); a call ended without the lease leaves no object of its own creates, interrupted or not
      * ({@code endedWithoutTheLease}).
@@ -1002,9 +1004,9 @@ class EngineInterleavingExplorerTest {
                     String name = r.nextInt(3) == 0 ? "y" : "x";
                     Duration wait = waits[r.nextInt(waits.length)];
                     Duration hold = Duration.ofMillis(200 + r.nextInt(7_801));
-                    boolean renew = r.nextInt(3) == 0;
+                    int renew = r.nextInt(4); // 0 a renewal halfway through the hold, 1 one at its end, 2-3 none
                     int end = r.nextInt(8); // 0-4 release, 5-6 release on an interrupted thread, 7 none (close() releases)
-                    described.add("acquire " + name + " wait " + wait + " hold " + hold + (renew ? " renew" : "")
+                    described.add("acquire " + name + " wait " + wait + " hold " + hold + (renew == 0 ? " renew halfway" : renew == 1 ? " renew at its end" : "")
                             + " end " + (end >= 7 ? "none" : end >= 5 ? "release interrupted" : "release"));
                     steps.add(() -> {
                         Lease l = wait.isZero() ? run.tryAcquire(reg, name, null, null) : run.acquire(reg, name, wait, null, null);
@@ -1012,11 +1014,13 @@ class EngineInterleavingExplorerTest {
                             return;
                         }
                         try {
-                            if (renew) {
-                                run.world.sleepVirtual(hold.dividedBy(2));
+                            run.world.sleepVirtual(renew == 0 ? hold.dividedBy(2) : hold);
+                            if (renew < 2) {
                                 run.renew(reg, l, null);
                             }
-                            run.world.sleepVirtual(renew ? hold.dividedBy(2) : hold);
+                            if (renew == 0) {
+                                run.world.sleepVirtual(hold.dividedBy(2));
+                            }
                         } finally {
                             Thread.interrupted(); // an interrupt that ended the hold is spent
                             if (end >= 5 && end < 7) {
@@ -1042,9 +1046,12 @@ class EngineInterleavingExplorerTest {
                 });
                 run.world.note(actor + " program: " + described);
             }
-            int aims = 2 + r.nextInt(3);
+            int aims = 3 + r.nextInt(3);
             for (int i = 0; i < aims; i++) {
-                run.aimAt(callers.get(r.nextInt(callers.size())), run.upTo(35), ops[r.nextInt(ops.length)], 1 + r.nextInt(4));
+                int skip = r.nextInt(4);
+                Duration storm = r.nextBoolean() ? Duration.ZERO : Duration.ofMillis(1_000 + r.nextInt(9_001));
+                run.aimAt(callers.get(r.nextInt(callers.size())), run.upTo(35), ops[r.nextInt(ops.length)], skip < 2 ? 0 : skip - 1,
+                        1 + r.nextInt(4), storm);
             }
             run.actor(process + "-close", () -> run.closeAfter(reg, Duration.ofSeconds(50)));
         }
@@ -1611,28 +1618,40 @@ class EngineInterleavingExplorerTest {
         // ------------------------------------------------------------------ clean-ups through interrupts (rules 3, 4, 11, 12)
 
         /**
-         * An interrupter's aim at requests: it interrupts actor {@code target} as that actor sends its first request of
-         * kind {@code op} (null: any) from {@code fromNanos} (virtual) on, and then as it sends each of its next requests,
-         * {@code burst} interrupts in all — each lands while a request is on its way (the client's backoff then breaks).
+         * An interrupter's aim at requests: from actor {@code target}'s first request of kind {@code op} (null: any) sent
+         * from {@code fromNanos} (virtual) on, it lets {@code skip} requests of that actor go, then interrupts it as it
+         * sends each of its next requests, {@code burst} interrupts in all — each lands while a request is on its way (the
+         * client's backoff then breaks). (A skip reaches the later calls of a clean-up: a release's read and re-delete
+         * after its DELETE met 412.)
          */
         static final class Aim {
             final String target;
             final long fromNanos;
             final String op;
+            int skip;
             int left;
             boolean begun;
+            /** A storm instead (0: none): every request the target sends within this long from its first is interrupted, in one of two. */
+            final long stormNanos;
+            final Random draws;
+            long stormEnds;
 
-            Aim(String target, long fromNanos, String op, int burst) {
+            Aim(String target, long fromNanos, String op, int skip, int burst, long stormNanos, long seed) {
                 this.target = target;
                 this.fromNanos = fromNanos;
                 this.op = op;
+                this.skip = skip;
                 this.left = burst;
+                this.stormNanos = stormNanos;
+                this.draws = new Random(seed);
             }
 
             @Override
             public String toString() {
-                return "interrupt " + target + " at its " + (op == null ? "" : op + " ") + "request sent from "
-                        + Duration.ofNanos(fromNanos - Duration.ofHours(1).toNanos()) + " on, and at its next " + (left - 1);
+                return "interrupt " + target + ", from its first " + (op == null ? "" : op + " ") + "request sent from "
+                        + Duration.ofNanos(fromNanos - Duration.ofHours(1).toNanos()) + " on, " + (stormNanos > 0
+                        ? "each request it sends for " + Duration.ofNanos(stormNanos) + ", in one of two"
+                        : "after " + skip + " requests, at its next " + left);
             }
         }
 
@@ -1640,8 +1659,8 @@ class EngineInterleavingExplorerTest {
         final List<Aim> aims = new ArrayList<>();
 
         /** Aims an interrupt burst at actor {@code target}'s requests (see {@link Aim}), from {@code from} on. */
-        void aimAt(String target, Duration from, String op, int burst) {
-            Aim a = new Aim(target, Duration.ofHours(1).toNanos() + from.toNanos(), op, burst);
+        void aimAt(String target, Duration from, String op, int skip, int burst, Duration storm) {
+            Aim a = new Aim(target, Duration.ofHours(1).toNanos() + from.toNanos(), op, skip, burst, storm.toNanos(), setup.nextLong());
             world.note("aimed interrupter: " + a);
             synchronized (aims) {
                 aims.add(a);
@@ -1656,7 +1675,26 @@ class EngineInterleavingExplorerTest {
                 for (Aim a : aims) {
                     if (a.left > 0 && me.equals("actor-" + a.target) && world.nanoTime() - a.fromNanos >= 0
                             && (a.begun || a.op == null || a.op.equals(request.op()))) {
+                        if (a.stormNanos > 0) {
+                            if (!a.begun) {
+                                a.begun = true;
+                                a.stormEnds = world.nanoTime() + a.stormNanos;
+                            }
+                            if (world.nanoTime() - a.stormEnds >= 0) {
+                                a.left = 0;
+                                continue;
+                            }
+                            if (a.draws.nextBoolean()) {
+                                fire = a;
+                                break;
+                            }
+                            continue;
+                        }
                         a.begun = true;
+                        if (a.skip > 0) {
+                            a.skip--;
+                            continue;
+                        }
                         a.left--;
                         fire = a;
                         break;
