@@ -971,32 +971,44 @@ class EngineInterleavingExplorerTest {
      * clean-up). Interrupts elsewhere seldom land while such a call is on its way; here they are aimed at requests. Two
      * processes, faults on (so releases fail and leak, refreshes commit unseen, creates lose their replies), each with
      * two callers running random programs on x and y: a one-shot or a wait (2 s, 8 s), a hold of up to 8 s (a renewal
-     * halfway through it or at its end, in half), then release() (on an interrupted thread, in a quarter) or none (close() releases). Each
-     * process's interrupter makes 3 to 5 aims: a caller, a moment, a kind of request (any, create, get, delete,
-     * update), and either a skip of 0 to 2 and a burst of 1 to 4 — from the caller's first such request from that moment
-     * on, it lets the skip's number of requests go, then interrupts the caller as it sends each next one until the burst is
-     * spent — or a storm of 1 to 10 s from that request on, in which each request the caller sends is interrupted in one
-     * of two; an interrupt may also break a request whose first try
-     * committed (its reply lost), and an interrupt breaks a request more often than the faults' other outcomes do. Checked on top of the others: a broken DELETE of our own object is sent again
+     * halfway through it or at its end, in half), then release() (on an interrupted thread, in a quarter) or none (close()
+     * releases). Each process's interrupter makes 3 to 5 aims: a caller, a moment, a kind of request (any, create, get,
+     * delete, update), and either a skip of 0 to 2 and a burst of 1 to 4 — from the caller's first such request from that
+     * moment on, it lets the skip's number of requests go, then interrupts the caller as it sends each next one until the
+     * burst is spent — or a storm of 1 to 10 s from that request on, in which each request the caller sends is
+     * interrupted in one of two. An interrupt may also break a request whose first try committed (its reply lost), and an
+     * interrupt breaks a request more often than the faults' other outcomes do. Checked on top of the others: a broken
+     * DELETE of our own object is sent again
      * ({@code cleanUpSent}); a call ended without the lease leaves no object of its own creates, interrupted or not
      * ({@code endedWithoutTheLease}).
      */
     @Test
     void cleanUpsThroughInterruptsAimedAtRequests() {
-        explore("clean-ups through interrupts aimed at requests (faults)", true, EngineInterleavingExplorerTest::interruptsAtRequests);
+        explore("clean-ups through interrupts aimed at requests (faults)", true, run -> interruptsAtRequests(run, 2));
     }
 
-    private static void interruptsAtRequests(Run run) {
+    /**
+     * As {@link #cleanUpsThroughInterruptsAimedAtRequests}, one process alone with three callers: its names are free more
+     * often (so a create whose reply is lost has committed, rule 3), and an object its failed release leaked is met by its
+     * own next call, which retakes it (rule 4).
+     */
+    @Test
+    void cleanUpsThroughInterruptsAimedAtRequestsOfOneProcess() {
+        explore("clean-ups through interrupts aimed at requests, one process (faults)", true, run -> interruptsAtRequests(run, 1));
+    }
+
+    private static void interruptsAtRequests(Run run, int processes) {
         run.world.interruptsMayCommit = true;
-        run.world.interruptWeight = 2;
+        run.world.interruptWeight = 3;
         Random r = run.setup;
-        GcsLockRegistry[] ps = {run.registry("p1"), run.registry("p2")};
+        GcsLockRegistry[] ps = processes == 1 ? new GcsLockRegistry[] {run.registry("p1")}
+                : new GcsLockRegistry[] {run.registry("p1"), run.registry("p2")};
         Duration[] waits = {Duration.ZERO, Duration.ZERO, Duration.ofSeconds(2), Duration.ofSeconds(8)};
         String[] ops = {null, "create", "get", "delete", "delete", "update"};
         for (GcsLockRegistry reg : ps) {
             String process = run.names.get(reg);
             List<String> callers = new ArrayList<>();
-            for (int a = 0; a < 2; a++) {
+            for (int a = 0; a < (processes == 1 ? 3 : 2); a++) {
                 List<VirtualWorld.ThrowingRunnable> steps = new ArrayList<>();
                 List<String> described = new ArrayList<>();
                 int n = 2 + r.nextInt(3);
