@@ -5585,6 +5585,7 @@ class EngineInterleavingExplorerTest {
         }
 
         void go(String scenario) {
+            Throwable failure = null;
             try {
                 world.explore(hostile ? 10000 : 4000, Duration.ofSeconds(120), this::check);
                 if (DIGEST) {
@@ -5627,10 +5628,49 @@ class EngineInterleavingExplorerTest {
                     throw new AssertionError("seed " + world.seed + " (" + scenario + "): " + String.join("; ", problems)
                             + "\nschedule:\n" + String.join("\n", world.trace()));
                 }
+            } catch (RuntimeException | Error e) {
+                failure = e;
+                throw e;
             } finally {
-                registries.forEach(GcsLockRegistry::close);
+                List<String> hung = closeAtTeardown();
+                if (!hung.isEmpty()) {
+                    AssertionError hang = new AssertionError("seed " + world.seed + " (" + scenario + "): close() of " + hung
+                            + " at the end of the schedule did not return within " + TEARDOWN_CLOSE + " of real time (rule 14:"
+                            + " close() is bounded; a wait for each other for ever)\nschedule:\n" + String.join("\n", world.trace()));
+                    if (failure != null) {
+                        failure.addSuppressed(hang);
+                    } else {
+                        throw hang;
+                    }
+                }
             }
             assertThat(world.actors()).allMatch(a -> a.done);
+        }
+
+        /** How long the explorer waits, in real time, for each registry's close() at the end of a schedule. */
+        static final Duration TEARDOWN_CLOSE = Duration.ofSeconds(20);
+
+        /**
+         * Closes every registry at the end of a schedule, each on a daemon thread waited for {@link #TEARDOWN_CLOSE}: an
+         * engine whose close() hangs (threads waiting for each other, outside the schedule's control) fails the run with
+         * the schedule instead of hanging the JVM. Returns the processes whose close() did not return.
+         */
+        List<String> closeAtTeardown() {
+            List<String> hung = new ArrayList<>();
+            for (GcsLockRegistry r : registries) {
+                Thread t = new Thread(r::close, "explorer-teardown-close");
+                t.setDaemon(true);
+                t.start();
+                try {
+                    t.join(TEARDOWN_CLOSE.toMillis());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                if (t.isAlive()) {
+                    hung.add(names.get(r));
+                }
+            }
+            return hung;
         }
     }
 }
