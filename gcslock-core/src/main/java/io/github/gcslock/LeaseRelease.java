@@ -230,21 +230,18 @@ final class LeaseRelease {
 
     /** Whether the calling thread holds the I/O lock of a lease whose release is in flight (rule 14). */
     boolean ioLockOfAReleaseHeldOnThisThread() {
-        synchronized (inFlight) {
-            for (GcsLease lease : inFlight) {
-                if (lease.ioHeldByCurrentThread()) {
-                    return true;
-                }
-            }
-            return false;
-        }
+        return anyInFlight(GcsLease::ioHeldByCurrentThread);
     }
 
     /** Whether a release is in flight on the calling thread (a call of the application's code made from inside it). */
     boolean releasingOnThisThread() {
+        return anyInFlight(GcsLease::releasingOnThisThread);
+    }
+
+    private boolean anyInFlight(java.util.function.Predicate<GcsLease> test) {
         synchronized (inFlight) {
             for (GcsLease lease : inFlight) {
-                if (lease.releasingOnThisThread()) {
+                if (test.test(lease)) {
                     return true;
                 }
             }
