@@ -183,6 +183,8 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             }
             return;
         }
+        // Asked before the releases, while the leases whose I/O lock this thread may hold are still live (rule 14).
+        boolean holdsAnIoLock = ioLockHeldOnThisThread();
         try {
             release.yieldPoint("close(): closed, waiters not woken yet");
             wakeWaiters.run();
@@ -205,7 +207,9 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
             // beginning, so within this wait; two bounds in a row (the refresher's, then the releases') waited twice that.
             release.yieldPoint("close(): its releases done");
             long deadline = release.nanoTime() + releaseBound.toNanos();
-            keeper.close(releaseBound); // from the same moment as the deadline: the remaining time is the whole bound
+            // From the same moment as the deadline: the remaining time is the whole bound. Not on a thread holding a lease's
+            // I/O lock: a refresh of that lease, or its hold-at-least release, running on the refresher waits for it.
+            keeper.close(releaseBound, holdsAnIoLock);
             release.yieldPoint("close(): refresher closed");
             // The creates in flight first: one that ends by deleting its object counts as a release until then.
             if (!awaitCreates(deadline)) {

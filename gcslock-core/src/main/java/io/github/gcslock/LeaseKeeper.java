@@ -102,9 +102,25 @@ final class LeaseKeeper implements AutoCloseable {
         this.writeWindowNanos = writeRateWindow.toNanos();
         this.rateWarning = rateWarning;
         this.timer = runtime.timer(daemon("gcslock-refresh-timer", null));
-        this.refreshers = runtime.refreshThreads(maxThreads, IDLE_THREAD_KEEP_ALIVE, daemon("gcslock-refresh-", new AtomicInteger()));
+        this.refreshers = runtime.refreshThreads(maxThreads, IDLE_THREAD_KEEP_ALIVE, refresherThreads());
         this.deadlines = runtime.timer(daemon("gcslock-deadline", null));
     }
+
+    /**
+     * The refresher's threads, each marked as this keeper's for its whole life ({@link #onOwnRefresherThread}): close()
+     * must know its own refresher threads, not every thread named like one — another registry's refresher, or this
+     * one's timer, is not one of them (rule 14).
+     */
+    private ThreadFactory refresherThreads() {
+        ThreadFactory named = daemon("gcslock-refresh-", new AtomicInteger());
+        return task -> named.newThread(() -> {
+            refresherOf.set(this);
+            task.run();
+        });
+    }
+
+    /** The keeper whose refresher runs on the current thread (none elsewhere). */
+    private static final ThreadLocal<LeaseKeeper> refresherOf = new ThreadLocal<>();
 
     private static ThreadFactory daemon(String name, AtomicInteger numbered) {
         return r -> {
@@ -487,14 +503,25 @@ final class LeaseKeeper implements AutoCloseable {
      * release in flight, the refresher's included).
      */
     void close(Duration awaitRunning) {
+        close(awaitRunning, false);
+    }
+
+    /**
+     * As {@link #close(Duration)}; if {@code runningTasksMayWaitForThisThread} (the closing thread holds a lease's I/O
+     * lock: the application's transport inside a renewal's PATCH), the running tasks are neither waited for nor
+     * interrupted: a refresh of that lease, or its hold-at-least release, waits for that lock and cannot end while close()
+     * waits — close() sat out its whole bound (rule 14). They end on their own once the lock is let go.
+     */
+    void close(Duration awaitRunning, boolean runningTasksMayWaitForThisThread) {
         timer.shutdownNow(); // refreshes and delayed releases not yet due are dropped
         refreshers.shutdown();
+        boolean leaveRunningTasks = runningTasksMayWaitForThisThread || onOwnRefresherThread();
         boolean interrupted = false;
         try {
             long end = runtime.nanoTime() + awaitRunning.toNanos(); // the runtime's time, as the wait's (a test's virtual time)
             // an interrupted closing thread waits all the same (the flag is given back): returning early would
             // shutdownNow() (interrupt) a release in flight on the refresher (rule 14)
-            while (!awaitRunning.isZero() && !isRefresherThread()) {
+            while (!awaitRunning.isZero() && !leaveRunningTasks) {
                 try {
                     if (!refreshers.awaitTermination(Math.max(0, end - runtime.nanoTime()), TimeUnit.NANOSECONDS)) {
                         log.warn("gave up waiting {} for lock releases in progress at close", awaitRunning);
@@ -505,12 +532,13 @@ final class LeaseKeeper implements AutoCloseable {
                 }
             }
         } finally {
-            if (!isRefresherThread()) {
+            if (!leaveRunningTasks) {
                 refreshers.shutdownNow();
             }
-            // else: close() runs on a refresher thread (the application's transport inside a refresh, or inside a
-            // hold-at-least release): it cannot wait for the refresher's other running tasks, and must not interrupt
-            // them either (rule 14) -- they end on their own; close() then waits for the releases in flight among them.
+            // else: close() runs on one of this refresher's threads (the application's transport inside a refresh, or
+            // inside a hold-at-least release), or holds a lock its running tasks may wait for: it cannot wait for them,
+            // and must not interrupt them either (rule 14) -- they end on their own; close() then waits for the releases
+            // in flight among them that can end.
             deadlines.shutdownNow();
             if (interrupted) {
                 Thread.currentThread().interrupt();
@@ -518,7 +546,8 @@ final class LeaseKeeper implements AutoCloseable {
         }
     }
 
-    private static boolean isRefresherThread() {
-        return Thread.currentThread().getName().startsWith("gcslock-refresh-");
+    /** Whether the current thread is one of this keeper's refresher threads (not another registry's, not the timer). */
+    private boolean onOwnRefresherThread() {
+        return refresherOf.get() == this;
     }
 }

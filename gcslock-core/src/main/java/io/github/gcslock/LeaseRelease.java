@@ -124,11 +124,12 @@ final class LeaseRelease {
      * release of it began first (close()'s), this returns only when that one has ended: a release() that returned
      * while close() was still deleting the object left it in the bucket after release() (rule 14). Bounded; the
      * thread that is itself releasing the lease (code inside that release coming back: the application's GCS transport;
-     * no listener runs there while it is in flight, rule 20) returns at once.
+     * no listener runs there while it is in flight, rule 20), or that holds the lease's I/O lock, which that release
+     * waits for (the transport inside a renewal or a refresh of the lease), returns at once.
      */
     void releaseNow(GcsLease lease) {
         if (!release(lease)) {
-            awaitReleaseByAnotherThread(lease);
+            awaitReleaseByAnotherThread(lease, runtime.nanoTime() + releaseBound.toNanos());
         }
     }
 
@@ -267,21 +268,34 @@ final class LeaseRelease {
         // in flight, and this release() returned with the object in the bucket and the name taken here (rule 12; found
         // by EngineInterleavingExplorerTest alone). Wait until it has begun, or found none to begin — bounded; never for
         // a call on this very thread, which cannot go on while this waits.
+        // One bound in all, for the beginning and then the end of that release (rule 14): a fresh bound for each waited
+        // up to twice the documented one.
+        long deadline = runtime.nanoTime() + releaseBound.toNanos();
         if (!lease.outerHoldGivenBackOnThisThread()
-                && !awaitIgnoringInterrupts(lease.outerHoldSettledLatch(), runtime.nanoTime() + releaseBound.toNanos())) {
+                && !awaitIgnoringInterrupts(lease.outerHoldSettledLatch(), deadline)) {
             log.warn("lock '{}': gave up waiting {} for the release another thread began", lease.name(), releaseBound);
+            return;
         }
         if (lease.isReleasing()) {
-            awaitReleaseByAnotherThread(lease);
+            awaitReleaseByAnotherThread(lease, deadline);
         }
     }
 
-    /** A release of {@code lease} that another thread began (close()'s): waits, bounded, until it has ended. */
-    private void awaitReleaseByAnotherThread(GcsLease lease) {
+    /**
+     * A release of {@code lease} that another thread began (close()'s): waits until it has ended, until
+     * {@code deadlineNanos} of the runtime's clock.
+     */
+    private void awaitReleaseByAnotherThread(GcsLease lease, long deadlineNanos) {
         if (lease.releasingOnThisThread()) {
             return; // this very thread is releasing it (code inside that release, rule 14): it cannot wait for itself
         }
-        if (!awaitIgnoringInterrupts(lease.releaseEndedLatch(), runtime.nanoTime() + releaseBound.toNanos())) {
+        if (lease.ioHeldByCurrentThread()) {
+            // This thread holds the lease's I/O lock (the application's transport inside a renewal or a refresh of it),
+            // which that release waits for before its DELETE: it cannot end while this waits, and this release() sat out
+            // its whole bound (rule 14, as close() skips such a release). Its object goes once the lock is let go.
+            return;
+        }
+        if (!awaitIgnoringInterrupts(lease.releaseEndedLatch(), deadlineNanos)) {
             log.warn("lock '{}': gave up waiting {} for the release another thread began (its object may still be "
                     + "there until that release ends, or until its TTL ({}) passes)", lease.name(), releaseBound, ttl);
         }
