@@ -319,8 +319,21 @@ class CloseAndReleaseBoundsTest extends EmulatorTestBase {
         Duration bound = operationTimeout.multipliedBy(8).plus(window.multipliedBy(4)); // GcsLockRegistry's release bound
         GcsLockRegistry r = registry(b -> b.operationTimeout(operationTimeout).writeRateWindow(window));
         GcsLease lease = (GcsLease) r.acquire("one-bound", Duration.ZERO);
-        lease.lockIo(); // a refresh in flight, as the release sees it: the release begins, then waits for it
+        // A refresh in flight, as the release sees it: another thread holds the lease's I/O lock (not the closing thread:
+        // close() on a thread holding it does not wait for what waits for that lock, rule 14).
+        CountDownLatch ioHeld = new CountDownLatch(1);
+        CountDownLatch letIoGo = new CountDownLatch(1);
+        TestThreads.daemon("hung-refresh", () -> {
+            lease.lockIo();
+            try {
+                ioHeld.countDown();
+                TestThreads.awaitUninterruptibly(letIoGo, 60);
+            } finally {
+                lease.unlockIo();
+            }
+        });
         try {
+            assertThat(ioHeld.await(20, TimeUnit.SECONDS)).isTrue();
             r.releaseAfter(lease, Duration.ofMillis(100)); // released on the refresher when the delay ends
             await("the hold-at-least release began").atMost(Duration.ofSeconds(20)).until(lease::isReleasing);
             long t0 = System.nanoTime();
@@ -331,7 +344,7 @@ class CloseAndReleaseBoundsTest extends EmulatorTestBase {
                     .as("close() waited once, not once for the refresher and once more for the releases (bound %s)", bound)
                     .isLessThan(bound.toMillis() * 3 / 2);
         } finally {
-            lease.unlockIo();
+            letIoGo.countDown();
         }
         await("the release ended with its object deleted").atMost(Duration.ofSeconds(20)).until(() -> object("one-bound") == null);
     }
