@@ -166,4 +166,48 @@ class ExplorerOracleTest {
             run.registries.forEach(GcsLockRegistry::close);
         }
     }
+
+    /**
+     * The bounded-stall check ({@code EngineInterleavingExplorerTest.Run#checkWaitCycles}, rule 14) on a wait-for graph
+     * whose answer is known: a thread holding a lock waits (a timed wait of the world) for a latch that only a second
+     * thread counts down, once it has that lock (a second later) — a cycle, reported while the wait runs, and the wait
+     * sits out its whole bound; the same without the lock (the second thread counts down a second later) is no cycle.
+     */
+    @Test
+    void theWaitForGraphFindsAWaitForWorkBlockedOnALockOfTheWaitingThread() {
+        assertThat(waitCycles(true)).as("a wait for work blocked on the waiter's lock").isNotEmpty()
+                .allMatch(c -> c.startsWith("actor-waiter waits for the test's latch (actor-worker), actor-worker is blocked on")
+                        && c.endsWith("held by actor-waiter"));
+        assertThat(waitCycles(false)).as("the worker does not need the waiter's lock").isEmpty();
+    }
+
+    private static java.util.List<String> waitCycles(boolean workerTakesTheLock) {
+        VirtualWorld world = new VirtualWorld(7, false, Duration.ofSeconds(1));
+        java.util.concurrent.locks.ReentrantLock lock = new java.util.concurrent.locks.ReentrantLock();
+        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
+        java.util.List<String> found = new java.util.concurrent.CopyOnWriteArrayList<>();
+        java.util.concurrent.atomic.AtomicBoolean gaveUp = new java.util.concurrent.atomic.AtomicBoolean();
+        world.actor("waiter", () -> {
+            lock.lock();
+            try {
+                gaveUp.set(!world.await(done, Duration.ofSeconds(30).toNanos()));
+            } finally {
+                lock.unlock();
+            }
+        });
+        world.actor("worker", () -> {
+            world.sleepVirtual(Duration.ofSeconds(1)); // every actor starts at time 0: the waiter holds the lock by then
+            if (workerTakesTheLock) {
+                lock.lock();
+                lock.unlock();
+            }
+            done.countDown();
+        });
+        world.latchEnders = l -> l != done ? null : new VirtualWorld.Enders("the test's latch", world.actors().stream()
+                .filter(a -> a.name.equals("worker") && a.thread != null).map(a -> a.thread)
+                .collect(java.util.stream.Collectors.toSet()));
+        world.explore(1_000, Duration.ofSeconds(60), () -> found.addAll(world.waitCycles()));
+        assertThat(gaveUp.get()).as("the waiter sat out its whole bound").isEqualTo(workerTakesTheLock);
+        return found;
+    }
 }

@@ -387,6 +387,7 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
         latchesAwaited.computeIfAbsent(Thread.currentThread(), t -> java.util.Collections.synchronizedList(new ArrayList<>())).add(latch);
         latchAwaitsBegun.merge(Thread.currentThread(), 1, Integer::sum);
         inLatchAwait.add(Thread.currentThread());
+        waitingFor.put(Thread.currentThread(), latch);
         try {
             String d = new TimedYield("await latch " + Duration.ofNanos(nanos), nanos) {
                 @Override
@@ -396,8 +397,105 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             }.await();
             return finish(d, () -> latch.getCount() == 0);
         } finally {
+            waitingFor.remove(Thread.currentThread());
             inLatchAwait.remove(Thread.currentThread());
         }
+    }
+
+    // ------------------------------------------------------------------ the wait-for graph (bounded stalls, rule 14)
+
+    /**
+     * Per controlled thread, what its timed wait waits for now: a latch ({@link #await}) or an executor's termination
+     * ({@link VirtualExecutor#awaitTermination}). With {@link #latchEnders} and the owners of the locks threads are
+     * blocked on, the edges of the wait-for graph that {@link #waitCycles} looks for cycles in.
+     */
+    final java.util.Map<Thread, Object> waitingFor = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /** What a latch stands for and the threads that can count it down (an explorer's knowledge of the engine). */
+    record Enders(String what, Set<Thread> threads) {
+    }
+
+    /** Who can count down a latch a wait waits for; null: not known (a latch of the scenario's own, say). */
+    volatile java.util.function.Function<CountDownLatch, Enders> latchEnders = l -> null;
+
+    private boolean pending(Object target) {
+        return target instanceof CountDownLatch l ? l.getCount() > 0 : !((VirtualExecutor) target).isTerminated();
+    }
+
+    private Enders enders(Object target) {
+        if (target instanceof CountDownLatch l) {
+            return latchEnders.apply(l);
+        }
+        VirtualExecutor e = (VirtualExecutor) target;
+        return new Enders("the termination of the " + e.kind + " threads", new LinkedHashSet<>(e.runningThreads));
+    }
+
+    /**
+     * Rule 14's promise that close() and release() wait only for work that can end, judged on the wait-for graph at a
+     * quiescent point: a thread in a timed wait of the engine (a latch, an executor's termination) whose waited-for work
+     * waits — through locks held (a {@code ReentrantLock}, a monitor) and further such waits — for the waiting thread
+     * itself. Such a wait cannot end before its bound: it sits out the whole bound, then gives up (a bounded stall; with
+     * no bound it would be a deadlock). Returns a description of each cycle found (empty: none).
+     */
+    List<String> waitCycles() {
+        List<String> found = new ArrayList<>();
+        for (java.util.Map.Entry<Thread, Object> e : new ArrayList<>(waitingFor.entrySet())) {
+            Thread w = e.getKey();
+            Object target = e.getValue();
+            if (!pending(target)) {
+                continue;
+            }
+            Enders enders = enders(target);
+            if (enders == null) {
+                continue;
+            }
+            for (Thread t : enders.threads()) {
+                List<String> path = pathTo(w, t, new java.util.HashSet<>());
+                if (path != null) {
+                    found.add(w.getName() + " waits for " + enders.what() + " (" + t.getName() + ")" + String.join("", path));
+                    break;
+                }
+            }
+        }
+        return found;
+    }
+
+    /** The edges from {@code from} back to {@code w} in the wait-for graph, described; null if none. */
+    private List<String> pathTo(Thread w, Thread from, Set<Thread> visited) {
+        if (from == w || !visited.add(from) || !from.isAlive()) {
+            return null;
+        }
+        java.lang.management.ThreadInfo info = THREADS.getThreadInfo(from.getId());
+        if (info != null && info.getLockOwnerId() != -1) {
+            Thread owner = threads.stream().filter(t -> t.getId() == info.getLockOwnerId()).findFirst().orElse(null);
+            if (owner != null) {
+                String edge = ", " + from.getName() + " is blocked on " + info.getLockName() + " held by " + owner.getName();
+                if (owner == w) {
+                    return new ArrayList<>(List.of(edge));
+                }
+                List<String> rest = pathTo(w, owner, visited);
+                if (rest != null) {
+                    rest.add(0, edge);
+                    return rest;
+                }
+            }
+        }
+        Object target = waitingFor.get(from);
+        Enders enders = target == null || !pending(target) ? null : enders(target);
+        if (enders != null) {
+            for (Thread t : enders.threads()) {
+                String edge = ", " + from.getName() + " waits for " + enders.what() + " (" + t.getName() + ")";
+                if (t == w) {
+                    return new ArrayList<>(List.of(edge));
+                }
+                List<String> rest = pathTo(w, t, visited);
+                if (rest != null) {
+                    rest.add(0, edge);
+                    return rest;
+                }
+            }
+        }
+        return null;
     }
 
     /** Threads inside {@link #await} now (the engine's sleep on its closing latch: a waiter between looks, rule 16). */
@@ -756,13 +854,18 @@ final class VirtualWorld implements EngineRuntime, InMemoryStorage.Gate {
             if (isTerminated()) {
                 return true;
             }
-            String d = new TimedYield("await termination " + Duration.ofNanos(unit.toNanos(timeout)), unit.toNanos(timeout)) {
-                @Override
-                List<String> options() {
-                    return timed(isTerminated());
-                }
-            }.await();
-            return finish(d, this::isTerminated);
+            waitingFor.put(Thread.currentThread(), this);
+            try {
+                String d = new TimedYield("await termination " + Duration.ofNanos(unit.toNanos(timeout)), unit.toNanos(timeout)) {
+                    @Override
+                    List<String> options() {
+                        return timed(isTerminated());
+                    }
+                }.await();
+                return finish(d, this::isTerminated);
+            } finally {
+                waitingFor.remove(Thread.currentThread());
+            }
         }
     }
 
