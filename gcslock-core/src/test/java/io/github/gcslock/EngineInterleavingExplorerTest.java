@@ -64,10 +64,9 @@ class EngineInterleavingExplorerTest {
     static final boolean RANDOM_SEEDS = Boolean.getBoolean("gcslock.explorer.randomSeeds");
     /**
      * The bounded-stall check ({@code checkWaitCycles}, rule 14): no timed wait of the engine waits for work that waits for
-     * a lock (or a wait) of the waiting thread. Off unless {@code -Dgcslock.explorer.stalls=true} while the engine still
-     * has such waits (issue 29: a release() or close() on a thread holding a lease's I/O lock).
+     * a lock (or a wait) of the waiting thread. On by default; {@code -Dgcslock.explorer.stalls=false} turns it off.
      */
-    static final boolean STALLS = Boolean.getBoolean("gcslock.explorer.stalls");
+    static final boolean STALLS = !"false".equals(System.getProperty("gcslock.explorer.stalls"));
     /**
      * {@code -Dgcslock.explorer.keepGoing=true}: a failing schedule is printed ("explorer '...': FAILED seed N: ...") and
      * the scenario goes on with its next seed, failing at its end — to count the finds of a long random run.
@@ -4622,6 +4621,9 @@ class EngineInterleavingExplorerTest {
             ownLeases.computeIfAbsent(me, t -> ConcurrentHashMap.newKeySet()).add(lease.leaseId());
             boolean interrupted = me.isInterrupted();
             int sent = interruptsOf(me);
+            // rule 14: a release() on a thread holding the lease's I/O lock (the transport inside a renewal or a refresh)
+            // returns at once if another thread's release of the lease began: that release waits for the lock
+            boolean ioHeldHere = h.gcsLease().ioHeldByCurrentThread();
             roleNow.set("release");
             releasingNow.set(lease);
             try {
@@ -4642,7 +4644,7 @@ class EngineInterleavingExplorerTest {
             boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
             // A release() after a releaseAfter of the lease (the transport's, inside a PATCH) returns at once while no
             // release has begun: the delay may still run, or its release not have started yet (rule 12).
-            if (!faults && !h.nested && !h.lease.lostReason().isPresent() && withinBound && h.heldAtLeastUntil == 0) {
+            if (!faults && !h.nested && !h.lease.lostReason().isPresent() && withinBound && h.heldAtLeastUntil == 0 && !ioHeldHere) {
                 Blob b = bucket.peek("gcslock/" + lease.name());
                 if (b != null && b.getGeneration() == lease.fencingToken()) {
                     violations.add("release() of " + h + " returned with its object still in the bucket");
