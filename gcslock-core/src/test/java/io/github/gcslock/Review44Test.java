@@ -426,4 +426,142 @@ class Review44Test extends EmulatorTestBase {
         assertThat(events).as("%s", events).doesNotContain("lost", "refreshed").endsWith("released");
         assertThat(events.stream().filter("released"::equals).count()).isEqualTo(1);
     }
+    /**
+     * Interleaving: T1 renew(job) holds job's I/O lock; T2 job.release() began and waits for it. T1's transport calls
+     * job.release() (returns at once, as documented) and then acquire("job", 2 s): the name's permit is held until T2's
+     * release ends, which waits for T1's I/O lock — a wait that cannot succeed (with {@code obtain(name).lock()}: for
+     * ever). Rule 17 fails at once a wait for a name the calling thread itself holds; this one waits its whole budget.
+     * (Also so before 5445498: there the release() first sat out its bound.)
+     */
+    @Test
+    @Disabled("defect (not from 5445498): an acquire inside a renewal of the name, whose release waits for that renewal's I/O lock, waits out its whole budget (Lock.lock(): for ever)")
+    void anAcquireInsideARenewalOfTheNameWhoseReleaseWaitsForThatRenewalDoesNotSitOutItsBudget() throws Exception {
+        AtomicReference<Thread> armed = new AtomicReference<>();
+        AtomicReference<GcsLockRegistry> registry = new AtomicReference<>();
+        AtomicReference<GcsLease> held = new AtomicReference<>();
+        CountDownLatch inRenewal = new CountDownLatch(1);
+        AtomicLong acquireTookMs = new AtomicLong(-1);
+        AtomicReference<String> outcome = new AtomicReference<>();
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+                inRenewal.countDown();
+                await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
+                nap(300);
+                held.get().release();
+                long t = System.nanoTime();
+                try {
+                    Lease again = registry.get().acquire("job", Duration.ofSeconds(2));
+                    outcome.set(again == null ? "null" : "acquired");
+                } catch (Exception e) {
+                    outcome.set(e.toString());
+                }
+                acquireTookMs.set((System.nanoTime() - t) / 1_000_000);
+            }
+        };
+        GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofSeconds(10)));
+        registry.set(r);
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        held.set((GcsLease) lease);
+        CountDownLatch renewed = daemon("renewing", () -> {
+            armed.set(Thread.currentThread());
+            r.renew(lease, Duration.ofSeconds(50));
+        });
+        assertThat(inRenewal.await(20, TimeUnit.SECONDS)).isTrue();
+        CountDownLatch released = daemon("releasing", lease::release);
+        assertThat(renewed.await(30, TimeUnit.SECONDS) & released.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(acquireTookMs.get()).as("acquire(job, 2 s) inside the renewal took %d ms: %s", acquireTookMs.get(), outcome.get())
+                .isLessThan(1_000L);
+    }
+
+    /**
+     * Interleaving: the refresher's scheduled refresh of w holds w's I/O lock, its PATCH on the application's
+     * transport, which calls x.release(); T1 renew(x) holds x's I/O lock, its transport calls w.release(). Each
+     * release waits, unbounded, for the I/O lock the other thread holds (rule 12's wait for an in-flight refresh):
+     * neither call ever returns. (Not from 5445498: the application's own lock order, through the engine's locks.)
+     */
+    @Test
+    @Disabled("defect (not from 5445498): two releases inside two transports, each of the other's lease, wait for each other's I/O lock for ever")
+    void releasesOfEachOthersLeaseInsideARenewalAndARefreshDoNotHang() throws Exception {
+        AtomicReference<Thread> armed = new AtomicReference<>();
+        AtomicReference<Lease> w = new AtomicReference<>();
+        AtomicReference<Lease> x = new AtomicReference<>();
+        AtomicBoolean armedW = new AtomicBoolean();
+        CountDownLatch wIn = new CountDownLatch(1);
+        CountDownLatch xIn = new CountDownLatch(1);
+        CountDownLatch xReleased = new CountDownLatch(1);
+        CountDownLatch wReleased = new CountDownLatch(1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOf("w", method, url) && onARefresherThread() && armedW.compareAndSet(true, false)) {
+                wIn.countDown();
+                awaitUninterruptibly(xIn, 20);
+                x.get().release();
+                xReleased.countDown();
+            } else if (isPatchOf("x", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+                xIn.countDown();
+                awaitUninterruptibly(wIn, 20);
+                nap(200);
+                w.get().release();
+                wReleased.countDown();
+            }
+        };
+        // not registered with the base class: its teardown's close() would wait for these calls
+        GcsLockRegistry r = GcsLockRegistry.builder(transport.client(gcs), BUCKET).ttl(Duration.ofSeconds(60))
+                .refreshInterval(Duration.ofMillis(300)).operationTimeout(Duration.ofMillis(500))
+                .writeRateWindow(Duration.ofMillis(20)).backoff(Duration.ofMillis(10), Duration.ofMillis(50), 2.0).build();
+        w.set(r.tryAcquire("w").orElseThrow());
+        x.set(r.tryAcquire("x").orElseThrow());
+        armedW.set(true);
+        assertThat(wIn.await(20, TimeUnit.SECONDS)).as("w's scheduled refresh reached the transport").isTrue();
+        CountDownLatch renewed = daemon("renewing", () -> {
+            armed.set(Thread.currentThread());
+            r.renew(x.get(), Duration.ofSeconds(50));
+        });
+        assertThat(xIn.await(20, TimeUnit.SECONDS)).isTrue();
+        boolean bothReturned = xReleased.await(15, TimeUnit.SECONDS) & wReleased.await(1, TimeUnit.SECONDS);
+        assertThat(bothReturned).as("x.release() on the refresher and w.release() inside x's renewal returned (x: %s, w: %s)",
+                xReleased.getCount() == 0, wReleased.getCount() == 0).isTrue();
+        assertThat(renewed.await(10, TimeUnit.SECONDS)).isTrue();
+    }
+
+    /**
+     * Interleaving: the refresher's scheduled refresh of job holds its I/O lock, its PATCH on the application's
+     * transport; T2 job.release() began and waits for the lock. The transport (on the refresher thread) calls
+     * job.release(): it returns at once. Expected: T2's release() returns with the object gone; the name is free.
+     */
+    @Test
+    void aReleaseInsideAScheduledRefreshReturnsAtOnceAndTheOtherReleaseDeletes() throws Exception {
+        AtomicReference<GcsLease> held = new AtomicReference<>();
+        AtomicBoolean armedRefresh = new AtomicBoolean();
+        CountDownLatch inRefresh = new CountDownLatch(1);
+        AtomicLong releaseTookMs = new AtomicLong(-1);
+        HookedTransport transport = new HookedTransport();
+        transport.hook = (method, url) -> {
+            if (isPatchOf("job", method, url) && onARefresherThread() && armedRefresh.compareAndSet(true, false)) {
+                inRefresh.countDown();
+                await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
+                nap(300);
+                long t = System.nanoTime();
+                held.get().release();
+                releaseTookMs.set((System.nanoTime() - t) / 1_000_000);
+            }
+        };
+        GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(60)).refreshInterval(Duration.ofMillis(300)));
+        Lease lease = r.tryAcquire("job").orElseThrow();
+        held.set((GcsLease) lease);
+        armedRefresh.set(true);
+        assertThat(inRefresh.await(20, TimeUnit.SECONDS)).isTrue();
+        AtomicBoolean goneWhenReturned = new AtomicBoolean();
+        CountDownLatch released = daemon("releasing", () -> {
+            lease.release();
+            goneWhenReturned.set(object("job") == null);
+        });
+        assertThat(released.await(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(releaseTookMs.get()).as("release() inside the refresh took %d ms", releaseTookMs.get()).isBetween(0L, BOUND_MS / 2);
+        assertThat(goneWhenReturned.get()).isTrue();
+        Lease next = r.tryAcquire("job").orElse(null);
+        assertThat(next).isNotNull();
+        next.release();
+    }
 }
