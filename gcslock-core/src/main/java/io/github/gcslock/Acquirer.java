@@ -273,14 +273,23 @@ final class Acquirer {
     }
 
     /**
-     * Rule 17: an invocation asks to wait for a name that the calling thread itself holds. The thread cannot give its
-     * hold back while it waits here, so the wait could only end at its budget (or never): refused at once.
+     * Rule 17: an invocation asks to wait for a name that the calling thread itself holds, or any caller for a name held
+     * by a lease whose I/O lock the calling thread holds. The thread cannot give the hold back (nor let the release run)
+     * while it waits here, so the wait could only end at its budget (or never): refused at once.
      */
     private void refuseWaitForOwnThread(String name, LocalSlot slot, long budget, Object owner) {
         if (budget > 0 && owner != Thread.currentThread() && holds.ownedBy(slot, Thread.currentThread())) {
             throw new IllegalStateException("lock '" + name + "' is held by this thread (" + Thread.currentThread().getName()
                     + "), so " + owner + " would wait for a hold that cannot end while it waits: an invocation is "
                     + "not reentrant into its thread's hold; start it outside that hold, or use a plain call");
+        }
+        // The same for a wait inside a renewal or refresh of the lease that holds the name (the application's transport
+        // calling back): that lease's release waits for the I/O lock this thread holds. The wait sat out its whole budget
+        // (Lock.lock(): for ever), and was told another thread holds the name (found by an independent review, issue 29).
+        if (budget > 0 && holds.holderWaitsForThisThread(slot)) {
+            throw new IllegalStateException("lock '" + name + "' is held here by a lease whose renewal or refresh this thread "
+                    + "(" + Thread.currentThread().getName() + ") is inside (the GCS transport calling back): its release waits "
+                    + "for that call to end, so a wait for the lock here cannot end; acquire it outside that call");
         }
     }
 

@@ -226,9 +226,46 @@ final class GcsLease implements Lease {
      */
     void lockIo() {
         io.lock();
+        tookIo();
+    }
+
+    private void tookIo() {
         if (io.getHoldCount() == 1) {
             LockEventDispatcher.holdBack();
+            IO_LOCKS_HELD.get().add(this);
         }
+    }
+
+    /**
+     * Takes the lease's I/O lock if no other thread holds it, as {@link #lockIo()} does; false (not taken) if one does.
+     */
+    boolean tryLockIo() {
+        if (!io.tryLock()) {
+            return false;
+        }
+        tookIo();
+        return true;
+    }
+
+    /** Whether the current thread holds the I/O lock of any lease, of any registry (rule 12). */
+    static boolean anyIoLockHeldOnThisThread() {
+        return !IO_LOCKS_HELD.get().isEmpty();
+    }
+
+    /**
+     * The leases whose I/O lock the current thread holds, of every registry: a lease released on this thread inside a
+     * renewal of it (the transport) is neither live nor released in flight any more, and its lock is still held (rule 14).
+     */
+    private static final ThreadLocal<List<GcsLease>> IO_LOCKS_HELD = ThreadLocal.withInitial(java.util.ArrayList::new);
+
+    /** Whether the current thread holds the I/O lock of a lease that {@code engine} handed out (rule 14). */
+    static boolean ioLockHeldOnThisThreadOfALeaseOf(Engine engine) {
+        for (GcsLease lease : IO_LOCKS_HELD.get()) {
+            if (lease.engine == engine) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
@@ -242,6 +279,9 @@ final class GcsLease implements Lease {
     /** Lets the I/O lock go; the outermost release of it delivers the events held back since ({@link #lockIo()}). */
     void unlockIo() {
         boolean outermost = io.getHoldCount() == 1;
+        if (outermost) {
+            IO_LOCKS_HELD.get().remove(this);
+        }
         io.unlock();
         if (outermost) {
             LockEventDispatcher.letGo();

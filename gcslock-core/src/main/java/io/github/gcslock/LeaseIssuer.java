@@ -305,12 +305,9 @@ final class LeaseIssuer implements AcquireAttempt.Engine, GcsLease.Engine {
      * renewal, or inside a refresh on the refresher): a release of that lease waits for the lock (rule 14).
      */
     private boolean ioLockHeldOnThisThread() {
-        for (GcsLease lease : holds.live()) {
-            if (lease.ioHeldByCurrentThread()) {
-                return true;
-            }
-        }
-        return release.ioLockOfAReleaseHeldOnThisThread();
+        // Not a look over the live leases and the releases in flight: a lease released on this very thread inside a
+        // renewal of it is neither any more, and its lock is still held (found by an independent review, issue 29).
+        return GcsLease.ioLockHeldOnThisThreadOfALeaseOf(this);
     }
 
     private boolean awaitCreates(long deadlineNanos) {

@@ -103,6 +103,16 @@ final class LocalHolds {
     }
 
     /**
+     * Whether the calling thread holds the I/O lock of the lease that holds {@code slot}'s name here (the application's
+     * transport inside a renewal or a refresh of it): that lease's release waits for the lock, so the name cannot come
+     * free while this thread waits for it (rule 17).
+     */
+    boolean holderWaitsForThisThread(LocalSlot slot) {
+        GcsLease lease = slot.lease;
+        return lease != null && lease.ioHeldByCurrentThread();
+    }
+
+    /**
      * Whether {@code owner} ({@link LockOwner#key()}) holds {@code slot}'s name now. The one answer to that question for
      * reentry and for {@link Acquirer}'s refusal of an invocation's wait for its own thread's hold (rule 17).
      */
