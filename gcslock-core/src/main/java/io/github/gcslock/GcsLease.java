@@ -226,30 +226,10 @@ final class GcsLease implements Lease {
      */
     void lockIo() {
         io.lock();
-        tookIo();
-    }
-
-    private void tookIo() {
         if (io.getHoldCount() == 1) {
             LockEventDispatcher.holdBack();
             IO_LOCKS_HELD.get().add(this);
         }
-    }
-
-    /**
-     * Takes the lease's I/O lock if no other thread holds it, as {@link #lockIo()} does; false (not taken) if one does.
-     */
-    boolean tryLockIo() {
-        if (!io.tryLock()) {
-            return false;
-        }
-        tookIo();
-        return true;
-    }
-
-    /** Whether the current thread holds the I/O lock of any lease, of any registry (rule 12). */
-    static boolean anyIoLockHeldOnThisThread() {
-        return !IO_LOCKS_HELD.get().isEmpty();
     }
 
     /**

@@ -155,16 +155,14 @@ final class LeaseRelease {
             runtime.yieldPoint("release of '" + lease.name() + "' begun");
             keeper.stop(lease);
             runtime.yieldPoint("release of '" + lease.name() + "': refreshes stopped");
-            boolean locked = lockIoForRelease(lease); // waits for an in-flight refresh, whose metageneration we need
+            lease.lockIo(); // waits for an in-flight refresh, whose metageneration we need
             try {
-                if (locked && (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST)) {
+                if (lease.state() == GcsLease.State.ACTIVE || lease.state() == GcsLease.State.LOST) {
                     deleteOnRelease(lease);
                 }
             } finally {
                 lease.released();
-                if (locked) {
-                    lease.unlockIo();
-                }
+                lease.unlockIo();
             }
         } finally {
             // "released" takes its place among the lock's events before the name is free here, so the next lease's
@@ -185,47 +183,6 @@ final class LeaseRelease {
         }
         return true;
     }
-
-    /**
-     * Takes the lease's I/O lock for its release, waiting for a refresh or renewal of it in flight (rule 12). True if
-     * taken. On a thread that holds another lease's I/O lock (release() or close() called by the application's
-     * transport inside a request of that lease), the wait is bounded by half a release bound (a refresh's worst case,
-     * two calls and a write window, fits in it): the thread holding this lease's lock may be inside a request of its
-     * own whose transport releases the lease we are inside — the two waited for each other for ever (found by an
-     * independent review, issue 29). Given up, the release deletes nothing (its object stays until its TTL) and ends.
-     */
-    private boolean lockIoForRelease(GcsLease lease) {
-        if (lease.ioHeldByCurrentThread() || !GcsLease.anyIoLockHeldOnThisThread()) {
-            lease.lockIo();
-            return true;
-        }
-        long deadline = runtime.nanoTime() + releaseBound.toNanos() / 2;
-        boolean interrupted = false;
-        try {
-            while (!lease.tryLockIo()) {
-                long left = deadline - runtime.nanoTime();
-                if (left <= 0) {
-                    log.warn("lock '{}': gave up waiting {} for its refresh in flight on another thread, which may be "
-                            + "waiting for this one (a release called inside a request of another lock); its object "
-                            + "stays until its TTL ({}) passes", lease.name(), releaseBound.dividedBy(2), ttl);
-                    return false;
-                }
-                try {
-                    runtime.sleep(Math.min(left, IO_LOCK_POLL.toNanos()));
-                } catch (InterruptedException e) {
-                    interrupted = true; // rule 12: a release goes through whatever the flag says; it is given back
-                }
-            }
-            return true;
-        } finally {
-            if (interrupted) {
-                Thread.currentThread().interrupt();
-            }
-        }
-    }
-
-    /** How often a release on a thread holding another lease's I/O lock looks whether its lease's lock came free. */
-    private static final Duration IO_LOCK_POLL = Duration.ofMillis(10);
 
     /** The runtime's clock (real time, or a test's virtual time), which the waits of close() count in. */
     long nanoTime() {
