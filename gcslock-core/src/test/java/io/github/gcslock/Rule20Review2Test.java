@@ -14,6 +14,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.github.gcslock.TestThreads.awaitUninterruptibly;
+import static io.github.gcslock.TestThreads.nap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -25,29 +27,6 @@ import static org.awaitility.Awaitility.await;
 class Rule20Review2Test extends EmulatorTestBase {
 
     private static final Duration PROMPTLY = Duration.ofSeconds(30);
-
-    private static void block(CountDownLatch l) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                l.await(60, TimeUnit.SECONDS);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void nap(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 
     private static boolean engineThread(String name) {
         return !name.startsWith("gcslock-events") && name.startsWith("gcslock");
@@ -121,7 +100,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.equals("start") && armed.compareAndSet(true, false)) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                 }
             }
         };
@@ -262,7 +241,7 @@ class Rule20Review2Test extends EmulatorTestBase {
                 events.add("start");
                 if (armed.compareAndSet(true, false)) {
                     in.countDown();
-                    block(let);
+                    awaitUninterruptibly(let, 60);
                 }
             }
 
@@ -316,7 +295,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.equals("start") && armed.compareAndSet(true, false)) {
                     aIn.countDown();
-                    block(letA); // keeps the interrupt flag
+                    awaitUninterruptibly(letA, 60); // keeps the interrupt flag
                 }
             }
         };
@@ -376,7 +355,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.equals("start") && armed.compareAndSet(true, false)) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                 }
             }
         };
@@ -392,7 +371,7 @@ class Rule20Review2Test extends EmulatorTestBase {
                 lock.lock();
                 held.set(true);
                 flag.set(Thread.interrupted());
-                block(unlock);
+                awaitUninterruptibly(unlock, 60);
                 lock.unlock();
             } catch (Throwable e) {
                 failed.set(e);
@@ -436,7 +415,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.equals("lost")) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                 }
             }
         };
@@ -534,7 +513,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.startsWith("finished")) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                 }
             }
         };
@@ -582,7 +561,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.equals("lost")) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                 }
             }
         };
@@ -635,7 +614,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.equals("start")) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                 }
             }
         };
@@ -737,7 +716,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             void during(String e) {
                 if (e.startsWith("finished")) {
                     aIn.countDown();
-                    block(letA);
+                    awaitUninterruptibly(letA, 60);
                     throw new AssertionError("acquireFinished broken after close");
                 }
             }
@@ -1000,7 +979,7 @@ class Rule20Review2Test extends EmulatorTestBase {
             @Override
             public void acquireFinished(String name, AcquireOutcome outcome, Duration took) {
                 aIn.countDown();
-                block(letA);
+                awaitUninterruptibly(letA, 60);
             }
         };
         LockEventListener b = new LockEventListener() {

@@ -22,6 +22,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
+import static io.github.gcslock.TestThreads.awaitUninterruptibly;
+import static io.github.gcslock.TestThreads.nap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
@@ -31,29 +33,6 @@ import static org.awaitility.Awaitility.await;
  * events queued, no listener under a lease's I/O lock. Through the public API against the in-JVM emulator.
  */
 class Rule20ReviewTest extends EmulatorTestBase {
-
-    private static void block(CountDownLatch l) {
-        boolean interrupted = false;
-        while (true) {
-            try {
-                l.await(60, TimeUnit.SECONDS);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void nap(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
 
     private static boolean engineThread(String name) {
         return !name.startsWith("gcslock-events") && name.startsWith("gcslock");
@@ -91,7 +70,7 @@ class Rule20ReviewTest extends EmulatorTestBase {
                 add("acquired");
                 lease.onLost((l, e) -> onLost.add(Thread.currentThread().getName()));
                 aIn.countDown();
-                block(letA);
+                awaitUninterruptibly(letA, 60);
             }
         };
         Recorder b = new Recorder();
@@ -145,7 +124,7 @@ class Rule20ReviewTest extends EmulatorTestBase {
             public void acquired(Lease lease) {
                 seen.add("acquired");
                 aIn.countDown();
-                block(letA);
+                awaitUninterruptibly(letA, 60);
             }
 
             @Override
@@ -529,7 +508,7 @@ class Rule20ReviewTest extends EmulatorTestBase {
                 seen.add("lost begins");
                 losing.set(true);
                 inLost.countDown();
-                block(letLost);
+                awaitUninterruptibly(letLost, 60);
                 losing.set(false);
                 seen.add("lost ends");
             }
@@ -591,7 +570,7 @@ class Rule20ReviewTest extends EmulatorTestBase {
             @Override
             public void acquired(Lease lease) {
                 aIn.countDown();
-                block(letA);
+                awaitUninterruptibly(letA, 60);
             }
         };
         GcsLockRegistry r = registry(x -> x.listener(a).listener(b));
@@ -620,7 +599,7 @@ class Rule20ReviewTest extends EmulatorTestBase {
             @Override
             public void acquired(Lease lease) {
                 aIn.countDown();
-                block(letA); // keeps the interrupt flag
+                awaitUninterruptibly(letA, 60); // keeps the interrupt flag
             }
         };
         GcsLockRegistry r = registry(x -> x.listener(a).listener(b));

@@ -12,6 +12,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 
+import static io.github.gcslock.TestThreads.awaitUninterruptibly;
+import static io.github.gcslock.TestThreads.daemon;
+import static io.github.gcslock.TestThreads.nap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
@@ -23,51 +26,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 class SecondCloseReviewTest extends EmulatorTestBase {
 
     private static final String JOB = "/o/gcslock%2Fjob";
-
-    /** Waits up to 30 s for {@code latch} whatever interrupts come (the engine may interrupt its own thread); the flag is given back. */
-    private static void await(CountDownLatch latch) {
-        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        boolean interrupted = false;
-        while (true) {
-            try {
-                latch.await(Math.max(0, end - System.nanoTime()), TimeUnit.NANOSECONDS);
-                break;
-            } catch (InterruptedException e) {
-                interrupted = true;
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    private static void nap(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
-    /** A daemon thread running {@code body} (a hung engine call must not keep the test JVM alive). */
-    private static CountDownLatch daemon(String name, AtomicReference<Thread> self, Runnable body) {
-        CountDownLatch done = new CountDownLatch(1);
-        Thread t = new Thread(() -> {
-            try {
-                body.run();
-            } catch (Throwable e) {
-                // the outcome is judged by the test from the bucket and the latches
-            } finally {
-                done.countDown();
-            }
-        }, name);
-        t.setDaemon(true);
-        if (self != null) {
-            self.set(t);
-        }
-        t.start();
-        return done;
-    }
 
     private static String stack(Thread t) {
         if (t == null) {
@@ -109,7 +67,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         transport.hook = (method, url) -> {
             if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
-                await(firstCloseCalled);
+                awaitUninterruptibly(firstCloseCalled, 30);
                 nap(500); // the first close() is now releasing job: waiting for this renewal's I/O lock
                 registry.get().close();
             }
@@ -155,7 +113,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
                     && armed.compareAndSet(true, false)) {
                 refresher.set(Thread.currentThread());
                 inRefresh.countDown();
-                await(firstCloseCalled);
+                awaitUninterruptibly(firstCloseCalled, 30);
                 nap(500);
                 registry.get().close();
                 refresherClosed.countDown();
@@ -199,7 +157,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         transport.hook = (method, url) -> {
             if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
-                await(firstCloseCalled);
+                awaitUninterruptibly(firstCloseCalled, 30);
                 nap(500); // the first close() now waits for T2's release, which waits for this renewal's I/O lock
                 long t = System.nanoTime();
                 registry.get().close();
@@ -250,7 +208,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
             if (method.equals("DELETE") && url.contains(JOB) && releasing.compareAndSet(Thread.currentThread(), null)) {
                 registry.get().close();
                 firstCloseReturned.countDown();
-                await(deleteMayGo);
+                awaitUninterruptibly(deleteMayGo, 30);
             }
         };
         GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
@@ -307,18 +265,18 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         transport.hook = (method, url) -> {
             if (method.equals("DELETE") && url.contains("/o/gcslock%2Fb") && releasingB.compareAndSet(Thread.currentThread(), null)) {
                 bInDelete.countDown();
-                await(firstCloseCalled);
+                awaitUninterruptibly(firstCloseCalled, 30);
                 nap(200);
                 registry.get().close();
                 bCloseReturned.countDown();
-                await(bMayGo);
+                awaitUninterruptibly(bMayGo, 30);
             }
             if (method.equals("DELETE") && url.contains(JOB) && releasingJob.compareAndSet(Thread.currentThread(), null)) {
-                await(bInDelete);
+                awaitUninterruptibly(bInDelete, 30);
                 firstCloseCalled.countDown();
                 registry.get().close();
                 firstCloseReturned.countDown();
-                await(jobMayGo);
+                awaitUninterruptibly(jobMayGo, 30);
             }
         };
         GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
@@ -372,7 +330,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
             if (method.equals("DELETE") && url.contains(JOB) && releasing.compareAndSet(Thread.currentThread(), null)) {
                 registry.get().close();
                 firstCloseReturned.countDown();
-                await(deleteMayGo);
+                awaitUninterruptibly(deleteMayGo, 30);
             }
         };
         GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
@@ -472,7 +430,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
                     && armed.compareAndSet(true, false)) {
                 registry.get().close();
                 firstCloseReturned.countDown();
-                await(deleteMayGo);
+                awaitUninterruptibly(deleteMayGo, 30);
             }
         };
         GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
@@ -512,7 +470,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
                 if ("job".equals(name) && acquiring.compareAndSet(Thread.currentThread(), null)) {
                     r.close();
                     firstCloseReturned.countDown();
-                    await(listenerMayGo);
+                    awaitUninterruptibly(listenerMayGo, 30);
                 }
             }
         });
@@ -631,7 +589,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
             if (method.equals("DELETE") && url.contains(JOB) && releasing.compareAndSet(Thread.currentThread(), null)) {
                 registry.get().close();
                 firstCloseReturned.countDown();
-                await(deleteMayGo);
+                awaitUninterruptibly(deleteMayGo, 30);
             }
         };
         GcsLockRegistry r = registry(transport.client(gcs), b -> b.ttl(Duration.ofSeconds(30))
@@ -684,7 +642,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         transport.hook = (method, url) -> {
             if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
-                await(releaseCalled);
+                awaitUninterruptibly(releaseCalled, 30);
                 nap(500); // T2's release has begun and waits for this renewal's I/O lock
                 long t = System.nanoTime();
                 registry.get().close();

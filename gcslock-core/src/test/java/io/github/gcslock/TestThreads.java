@@ -46,6 +46,11 @@ final class TestThreads {
      * its own latches.
      */
     static CountDownLatch daemon(String name, Runnable body) {
+        return daemon(name, null, body);
+    }
+
+    /** As {@link #daemon(String, Runnable)}; the thread is put in {@code self} (if not null) before it starts. */
+    static CountDownLatch daemon(String name, java.util.concurrent.atomic.AtomicReference<Thread> self, Runnable body) {
         CountDownLatch done = new CountDownLatch(1);
         Thread t = new Thread(() -> {
             try {
@@ -57,6 +62,9 @@ final class TestThreads {
             }
         }, name);
         t.setDaemon(true);
+        if (self != null) {
+            self.set(t);
+        }
         t.start();
         return done;
     }
