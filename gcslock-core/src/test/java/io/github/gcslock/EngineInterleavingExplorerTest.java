@@ -1525,6 +1525,9 @@ class EngineInterleavingExplorerTest {
                 String first = String.valueOf(e.getMessage()).lines().findFirst().orElse("");
                 System.out.printf("explorer '%s': FAILED seed %d (schedule %d of %d): %s%n", scenario, seed, i + 1, runs,
                         first.length() > 700 ? first.substring(0, 700) : first);
+                String all = String.valueOf(e.getMessage());
+                int schedule = all.indexOf("\nschedule");
+                System.out.printf("explorer failure of seed %d in full:%n%s%n", seed, schedule > 0 ? all.substring(0, schedule) : all);
                 failed.add(String.valueOf(seed));
             }
         }
