@@ -1140,6 +1140,7 @@ class EngineInterleavingExplorerTest {
             run.insideIoOnApplicationThreads = true;
             run.world.note("p1's transport makes that call inside the first renewal's PATCH (an application thread), not a refresh's");
         }
+        run.drawInsideIoCalls();
         Duration block = Duration.ofMillis(4_000 + r.nextInt(6_001));
         boolean blocks = r.nextBoolean();
         // the threads in a one-shot call now: the listener blocks only those (a wait's own polls, held up by its own
@@ -1394,6 +1395,7 @@ class EngineInterleavingExplorerTest {
                     + " into the first PATCH sent under the lease's I/O lock" + (run.insideIoOnApplicationThreads
                     ? " by an application thread (a renewal)" : " (a refresh, a renewal)"));
         }
+        run.drawInsideIoCalls();
         java.util.concurrent.CountDownLatch handedOut = new java.util.concurrent.CountDownLatch(1);
         java.util.concurrent.atomic.AtomicReference<Lease> lease = new java.util.concurrent.atomic.AtomicReference<>();
         long[] from = new long[1];
@@ -1686,6 +1688,7 @@ class EngineInterleavingExplorerTest {
             this.deleteDelays = new Random(seed * 0x2127599BF4325C37L + 42);
             this.closesInsideIo = new Random(seed * 0x61C8864680B583EBL + 43);
             this.stallDraws = new Random(seed * 0x7A6C3B1F2E9D5A47L + 44);
+            this.insideIoDraws = new Random(seed * 0x3C6EF372FE94F82BL + 45);
             this.world.latchEnders = this::latchEnders;
             this.bucket.gate = (request, apply) -> {
                 long sent = world.nanoTime();
@@ -1941,6 +1944,39 @@ class EngineInterleavingExplorerTest {
         volatile boolean insideIoOnApplicationThreads;
         /** Draws of the renewals and of the calls inside a PATCH that make bounded stalls reachable, apart from the others. */
         final Random stallDraws;
+        /** Draws of {@link #insideIoCalls}, apart from the others (the other draws' schedules stay as they were). */
+        final Random insideIoDraws;
+        /**
+         * A short sequence of calls the application's transport makes inside that PATCH instead of the one close() or
+         * release() ({@link #drawInsideIoCalls}); null: the one call.
+         */
+        volatile List<String> insideIoCalls;
+
+        /**
+         * In half of the runs that make a call inside a PATCH ({@link #closeInsideIo}, {@link #releaseInsideIo}), the
+         * transport makes a random sequence of 2 to 4 calls there instead: release() of the lease whose I/O lock it holds,
+         * close(), a one-shot or a short wait (0.5 s, 2 s) for that lease's name or another, a renewal of that lease, a
+         * pause (rules 12, 14, 17: what the application may call from its transport while a renewal or a refresh is out).
+         */
+        void drawInsideIoCalls() {
+            if ((closeInsideIo == null && releaseInsideIo == null) || insideIoDraws.nextBoolean()) {
+                return;
+            }
+            String[] kinds = {"release", "close", "acquire-same", "acquire-other", "renew", "pause"};
+            List<String> calls = new ArrayList<>();
+            int n = 2 + insideIoDraws.nextInt(3);
+            for (int i = 0; i < n; i++) {
+                String k = kinds[insideIoDraws.nextInt(kinds.length)];
+                if (k.startsWith("acquire")) {
+                    k += " " + new int[] {0, 500, 2_000}[insideIoDraws.nextInt(3)];
+                } else if (k.equals("pause")) {
+                    k += " " + insideIoDraws.nextInt(1_501);
+                }
+                calls.add(k);
+            }
+            insideIoCalls = calls;
+            world.note("p1's transport makes these calls inside that PATCH instead: " + calls);
+        }
 
         private static final java.lang.reflect.Field RELEASING_THREAD = leaseField("releasingThread");
         private static final java.lang.reflect.Field OUTER_HOLD_GIVEN_BACK_BY = leaseField("outerHoldGivenBackBy");
@@ -2085,6 +2121,10 @@ class EngineInterleavingExplorerTest {
                     || (insideIoOnApplicationThreads && !Thread.currentThread().getName().startsWith("actor-"))) {
                 return;
             }
+            if (insideIoCalls != null) {
+                callsInsideIoOf(r, request);
+                return;
+            }
             if (r == releaseInsideIo) {
                 releaseInsideIoOf(r, request);
                 return;
@@ -2126,6 +2166,129 @@ class EngineInterleavingExplorerTest {
                 waitedForLocked = awaited.subList(before, awaited.size()).stream().anyMatch(l -> l == locked.releaseEndedLatch());
             }
             if (waitedForLocked) {
+                violations.add("close() of " + names.get(r) + " inside " + request + " on " + me.getName() + ", holding the I/O"
+                        + " lock of lease " + locked.fencingToken() + ", waited for that lease's release, which waits for that lock"
+                        + " (returned after " + Duration.ofNanos(world.nanoTime() - began) + "; rule 14)");
+            }
+        }
+
+        /**
+         * The application's transport, inside a PATCH sent while the sending thread holds the I/O lock of the application's
+         * lease (a renewal; a refresh on the refresher), {@link #closeInsideIoAfter} after it is sent, makes the calls of
+         * {@link #insideIoCalls} one after the other. Judged by the bounded-stall check ({@link #checkWaitCycles}: rule 14,
+         * close() does not wait for work waiting for this thread's I/O locks, a released lease's too), by close()'s own
+         * check here, by release()'s checks, and for a wait for a name whose holder's release waits for this very thread
+         * (rule 17: it cannot end, so it fails at once with an IllegalStateException, never sitting out its budget).
+         */
+        void callsInsideIoOf(GcsLockRegistry r, InMemoryStorage.Request request) {
+            Held target = null;
+            synchronized (held) {
+                for (Held h : held) {
+                    if (h.registry == r && !h.nested && h.gcsLease().ioHeldByCurrentThread()) {
+                        target = h;
+                        break;
+                    }
+                }
+            }
+            if (target == null || !closedInsideIo.compareAndSet(false, true)) {
+                return;
+            }
+            Thread me = Thread.currentThread();
+            GcsLease io = target.gcsLease();
+            world.note(me.getName() + ": its transport calls " + insideIoCalls + " " + closeInsideIoAfter + " into " + request
+                    + ", holding the I/O lock of lease " + io.fencingToken() + " of '" + io.name() + "'");
+            late(closeInsideIoAfter);
+            List<Lease> acquiredHere = new ArrayList<>();
+            boolean wasInterrupted = Thread.interrupted();
+            try {
+                for (String call : insideIoCalls) {
+                    String[] c = call.split(" ");
+                    switch (c[0]) {
+                        case "release" -> release(target.lease);
+                        case "close" -> {
+                            closedInsideIoOn = me;
+                            closeInsideIoHolding(r, request, io);
+                            Thread.interrupted(); // close()'s own interrupt is not the next call's
+                        }
+                        // a renewal of another lease acquired here (not a reentrant hold of this one), or of the lease whose I/O lock this thread holds once it
+                        // released it here (refused). Not a renewal of that lease still held: inside its own renewal's
+                        // PATCH it makes the outer PATCH fail its precondition (not covered; reported, issue 29)
+                        case "renew" -> {
+                            Lease other = acquiredHere.stream().filter(l -> l.fencingToken() != io.fencingToken())
+                                    .reduce((a, b) -> b).orElse(null);
+                            if (other != null) {
+                                renew(r, other, null);
+                            } else if (target.releaseReturned) {
+                                renew(r, target.lease, null);
+                            }
+                        }
+                        case "pause" -> late(Duration.ofMillis(Long.parseLong(c[1])));
+                        default -> {
+                            Lease l = acquireInsideIo(r, request, io, c[0].equals("acquire-same") ? io.name()
+                                    : io.name().equals("x") ? "y" : "x", Duration.ofMillis(Long.parseLong(c[1])));
+                            if (l != null) {
+                                acquiredHere.add(l);
+                            }
+                        }
+                    }
+                }
+                for (int i = acquiredHere.size() - 1; i >= 0; i--) {
+                    release(acquiredHere.get(i)); // a reentrant hold before its outer hold (rule 17)
+                }
+            } catch (InterruptedException e) {
+                // not interrupted in these scenarios but by close(): the flag is given back below
+            } catch (RuntimeException e) {
+                world.note(me.getName() + ": a call inside " + request + " threw " + e);
+            } finally {
+                if (wasInterrupted) {
+                    me.interrupt();
+                }
+            }
+        }
+
+        /**
+         * Rule 17: an acquire by the transport inside a PATCH under {@code io}'s I/O lock. A wait for the name of {@code io}
+         * while another thread's release of {@code io} has begun and not ended waits for a release that waits for this very
+         * thread: it is refused at once (an IllegalStateException, no time spent), never sits out its budget, and gets no
+         * lease. A lease it gets (another name, or the name free again) is released at the end of the calls.
+         */
+        Lease acquireInsideIo(GcsLockRegistry r, InMemoryStorage.Request request, GcsLease io, String name, Duration wait)
+                throws InterruptedException {
+            Thread me = Thread.currentThread();
+            boolean cannotEnd;
+            try {
+                Thread releasing = (Thread) RELEASING_THREAD.get(io);
+                cannotEnd = !wait.isZero() && name.equals(io.name()) && io.ioHeldByCurrentThread() && releasing != null
+                        && releasing != me && io.releaseEndedLatch().getCount() > 0;
+            } catch (IllegalAccessException e) {
+                throw new IllegalStateException(e);
+            }
+            long began = world.nanoTime();
+            Lease l = wait.isZero() ? tryAcquire(r, name) : acquire(r, name, wait);
+            Duration took = Duration.ofNanos(world.nanoTime() - began);
+            if (cannotEnd && (l != null || took.compareTo(wait.dividedBy(2)) >= 0)) {
+                violations.add("acquire('" + name + "', " + wait + ") inside " + request + " on " + me.getName() + ", holding the"
+                        + " I/O lock of lease " + io.fencingToken() + " whose release another thread began, "
+                        + (l != null ? "got lease " + l.fencingToken() : "returned without it") + " after " + took
+                        + " (rule 17: a wait for a name whose holder's release waits for this thread cannot end; it fails at once"
+                        + " with an IllegalStateException)");
+            }
+            return l;
+        }
+
+        /** close() inside a PATCH under {@code io}'s I/O lock, judged as {@link #closeInsideIoOf} judges it (rule 14). */
+        void closeInsideIoHolding(GcsLockRegistry r, InMemoryStorage.Request request, GcsLease locked) throws InterruptedException {
+            Thread me = Thread.currentThread();
+            List<java.util.concurrent.CountDownLatch> awaited = world.latchesAwaited.computeIfAbsent(me,
+                    x -> Collections.synchronizedList(new ArrayList<>()));
+            int before = awaited.size();
+            long began = world.nanoTime();
+            closeAfter(r, Duration.ZERO, false);
+            boolean waitedForLocked;
+            synchronized (awaited) {
+                waitedForLocked = awaited.subList(before, awaited.size()).stream().anyMatch(l -> l == locked.releaseEndedLatch());
+            }
+            if (waitedForLocked && locked.ioHeldByCurrentThread()) {
                 violations.add("close() of " + names.get(r) + " inside " + request + " on " + me.getName() + ", holding the I/O"
                         + " lock of lease " + locked.fencingToken() + ", waited for that lease's release, which waits for that lock"
                         + " (returned after " + Duration.ofNanos(world.nanoTime() - began) + "; rule 14)");
