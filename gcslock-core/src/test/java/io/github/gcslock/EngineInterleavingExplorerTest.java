@@ -1361,6 +1361,88 @@ class EngineInterleavingExplorerTest {
         explore("renewals of one lease racing (faults)", true, 2, EngineInterleavingExplorerTest::renewalsRacing);
     }
 
+    /**
+     * Calls inside a renewal's PATCH (rules 12, 14, 17; issue 29): p1 holds x and renews it once at a random moment (on the
+     * holder's thread or a second one); inside the first PATCH sent under x's I/O lock (that renewal's, or a refresh's on
+     * the refresher) the application's transport makes a random sequence of 2 to 4 calls ({@link Run#drawInsideIoCalls}:
+     * release() of x, close() of p1, a one-shot or a short wait for x or y, a renewal of a lease acquired there, a pause),
+     * while a second thread may release x, p1 may be closed, and p2 waits for x. Checked on top of the others: no wait-for
+     * cycle through the engine's timed waits (rule 14, {@code checkWaitCycles}); close() there does not wait for x's
+     * release; a wait there for x while another thread's release of x waits for this thread fails at once (rule 17).
+     */
+    @Test
+    void callsInsideARenewalsPatch() {
+        explore("calls inside a renewal's PATCH", false, EngineInterleavingExplorerTest::callsInsideARenewal);
+    }
+
+    private static void callsInsideARenewal(Run run) {
+        Random r = run.stallDraws;
+        GcsLockRegistry r1 = run.registry("p1");
+        GcsLockRegistry r2 = run.registry("p2");
+        run.releaseInsideIo = r1;
+        run.closeInsideIoAfter = Duration.ofMillis(r.nextInt(1_001));
+        run.insideIoOnApplicationThreads = r.nextInt(3) > 0;
+        run.drawInsideIoCalls(true);
+        run.world.note("p1's transport makes them " + run.closeInsideIoAfter + " into the first PATCH under x's I/O lock"
+                + (run.insideIoOnApplicationThreads ? " of an application thread (a renewal)" : " (a refresh, a renewal)"));
+        Duration renewAt = Duration.ofMillis(r.nextInt(3_501));
+        boolean renewElsewhere = r.nextBoolean();
+        int releaser = r.nextInt(3); // 0 none, 1 a second thread releases x a moment after the renewal began, 2 close() does
+        Duration releaseAt = renewAt.plus(Duration.ofMillis(r.nextInt(2_001)));
+        Duration hold = renewAt.plus(run.upTo(4));
+        Duration closeAt = releaser == 2 ? releaseAt : Duration.ofSeconds(12).plus(run.upTo(4));
+        run.world.note("p1-holder holds x " + hold + ", renewed " + renewAt + " after the hand-out"
+                + (renewElsewhere ? " on a second thread" : "") + (releaser == 1 ? "; a second thread releases x " + releaseAt
+                + " after it" : "") + "; p1 closed " + closeAt + " after the start");
+        HandOff renewed = new HandOff();
+        HandOff released = new HandOff();
+        run.actor("p1-holder", () -> {
+            Lease l = null;
+            try {
+                l = run.tryAcquire(r1, "x");
+                renewed.give(l);
+                released.give(l);
+                if (l == null) {
+                    return;
+                }
+                if (!renewElsewhere && renewAt.compareTo(hold) < 0) {
+                    run.world.sleepVirtual(renewAt);
+                    run.renew(r1, l, null);
+                    run.world.sleepVirtual(hold.minus(renewAt));
+                } else {
+                    run.world.sleepVirtual(hold);
+                }
+                run.release(l);
+            } finally {
+                renewed.give(null);
+                released.give(null);
+            }
+        });
+        if (renewElsewhere) {
+            run.actor("p1-renewer", () -> {
+                run.world.await(renewed.given, Long.MAX_VALUE);
+                Lease l = renewed.lease.get();
+                if (l != null) {
+                    run.world.sleepVirtual(renewAt);
+                    run.renew(r1, l, null);
+                }
+            });
+        }
+        if (releaser == 1) {
+            run.actor("p1-releaser", () -> {
+                run.world.await(released.given, Long.MAX_VALUE);
+                Lease l = released.lease.get();
+                if (l != null) {
+                    run.world.sleepVirtual(releaseAt);
+                    run.release(l);
+                }
+            });
+        }
+        run.actor("p2-wait", () -> run.hold(run.acquire(r2, "x", Duration.ofSeconds(20)), Duration.ofSeconds(1)));
+        run.actor("p1-close", () -> run.closeAfter(r1, closeAt));
+        run.actor("p2-close", () -> run.closeAfter(r2, Duration.ofSeconds(40)));
+    }
+
     private static void renewalsRacing(Run run) {
         GcsLockRegistry r1 = run.registry("p1");
         GcsLockRegistry r2 = run.registry("p2");
@@ -1959,7 +2041,11 @@ class EngineInterleavingExplorerTest {
          * pause (rules 12, 14, 17: what the application may call from its transport while a renewal or a refresh is out).
          */
         void drawInsideIoCalls() {
-            if ((closeInsideIo == null && releaseInsideIo == null) || insideIoDraws.nextBoolean()) {
+            drawInsideIoCalls(false);
+        }
+
+        void drawInsideIoCalls(boolean always) {
+            if ((closeInsideIo == null && releaseInsideIo == null) || (!always && insideIoDraws.nextBoolean())) {
                 return;
             }
             String[] kinds = {"release", "close", "acquire-same", "acquire-other", "renew", "pause"};
@@ -1970,7 +2056,7 @@ class EngineInterleavingExplorerTest {
                 if (k.startsWith("acquire")) {
                     k += " " + new int[] {0, 500, 2_000}[insideIoDraws.nextInt(3)];
                 } else if (k.equals("pause")) {
-                    k += " " + insideIoDraws.nextInt(1_501);
+                    k += " " + insideIoDraws.nextInt(always ? 2_501 : 1_501);
                 }
                 calls.add(k);
             }
@@ -2197,12 +2283,19 @@ class EngineInterleavingExplorerTest {
             GcsLease io = target.gcsLease();
             world.note(me.getName() + ": its transport calls " + insideIoCalls + " " + closeInsideIoAfter + " into " + request
                     + ", holding the I/O lock of lease " + io.fencingToken() + " of '" + io.name() + "'");
+            long sent = world.nanoTime();
             late(closeInsideIoAfter);
             List<Lease> acquiredHere = new ArrayList<>();
             boolean wasInterrupted = Thread.interrupted();
             try {
                 for (String call : insideIoCalls) {
                     String[] c = call.split(" ");
+                    // the PATCH stays within 2.5 s (GCS answers within the operation timeout; a longer stall holds the
+                    // lease's refreshes off past its deadline, rule 11): a pause or a wait that would go past is skipped
+                    if (c.length > 1 && world.nanoTime() - sent + Duration.ofMillis(Long.parseLong(c[1])).toNanos()
+                            > Duration.ofMillis(2_500).toNanos()) {
+                        continue;
+                    }
                     switch (c[0]) {
                         case "release" -> release(target.lease);
                         case "close" -> {
@@ -2232,7 +2325,8 @@ class EngineInterleavingExplorerTest {
                         }
                     }
                 }
-                for (int i = acquiredHere.size() - 1; i >= 0; i--) {
+                // released here while the PATCH is young (a DELETE may be 2 s on its way); else left to close()
+                for (int i = acquiredHere.size() - 1; i >= 0 && world.nanoTime() - sent < Duration.ofMillis(500).toNanos(); i--) {
                     release(acquiredHere.get(i)); // a reentrant hold before its outer hold (rule 17)
                 }
             } catch (InterruptedException e) {
@@ -4810,7 +4904,16 @@ class EngineInterleavingExplorerTest {
             boolean withinBound = world.nanoTime() - started < RELEASE_BOUND.toNanos();
             // A release() after a releaseAfter of the lease (the transport's, inside a PATCH) returns at once while no
             // release has begun: the delay may still run, or its release not have started yet (rule 12).
-            if (!faults && !h.nested && !h.lease.lostReason().isPresent() && withinBound && h.heldAtLeastUntil == 0 && !ioHeldHere) {
+            // A reentrant hold of the lease still held (taken by the transport inside a PATCH, as the owner's thread)
+            // keeps the object: the outer hold's release() gives back one count (rule 17).
+            Held outer = h;
+            boolean reentrantHoldLeft;
+            synchronized (held) {
+                reentrantHoldLeft = held.stream().anyMatch(o -> o != outer && o.nested && o.registry == outer.registry
+                        && o.lease.leaseId().equals(outer.lease.leaseId()) && !o.releaseReturned);
+            }
+            if (!faults && !h.nested && !h.lease.lostReason().isPresent() && withinBound && h.heldAtLeastUntil == 0 && !ioHeldHere
+                    && !reentrantHoldLeft) {
                 Blob b = bucket.peek("gcslock/" + lease.name());
                 if (b != null && b.getGeneration() == lease.fencingToken()) {
                     violations.add("release() of " + h + " returned with its object still in the bucket");
