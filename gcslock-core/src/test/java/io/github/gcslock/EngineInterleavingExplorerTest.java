@@ -2290,10 +2290,10 @@ class EngineInterleavingExplorerTest {
             try {
                 for (String call : insideIoCalls) {
                     String[] c = call.split(" ");
-                    // the PATCH stays within 2.5 s (GCS answers within the operation timeout; a longer stall holds the
+                    // the PATCH stays within 2 s (GCS answers within the operation timeout; a longer stall holds the
                     // lease's refreshes off past its deadline, rule 11): a pause or a wait that would go past is skipped
                     if (c.length > 1 && world.nanoTime() - sent + Duration.ofMillis(Long.parseLong(c[1])).toNanos()
-                            > Duration.ofMillis(2_500).toNanos()) {
+                            > Duration.ofMillis(2_000).toNanos()) {
                         continue;
                     }
                     switch (c[0]) {
@@ -2325,9 +2325,12 @@ class EngineInterleavingExplorerTest {
                         }
                     }
                 }
-                // released here while the PATCH is young (a DELETE may be 2 s on its way); else left to close()
-                for (int i = acquiredHere.size() - 1; i >= 0 && world.nanoTime() - sent < Duration.ofMillis(500).toNanos(); i--) {
-                    release(acquiredHere.get(i)); // a reentrant hold before its outer hold (rule 17)
+                // reentrant holds of this lease are given back here (no request); another lease is left to close():
+                // its DELETE (up to 2 s on its way) would hold this PATCH, and this lease's refreshes, past its deadline
+                for (int i = acquiredHere.size() - 1; i >= 0; i--) {
+                    if (acquiredHere.get(i).fencingToken() == io.fencingToken()) {
+                        release(acquiredHere.get(i));
+                    }
                 }
             } catch (InterruptedException e) {
                 // not interrupted in these scenarios but by close(): the flag is given back below
