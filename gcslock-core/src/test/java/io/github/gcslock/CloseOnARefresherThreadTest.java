@@ -22,10 +22,6 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class CloseOnARefresherThreadTest extends EmulatorTestBase {
 
-    private static boolean isPatchOf(String name, String method, String url) {
-        return !method.equals("GET") && !method.equals("DELETE") && url.contains("/o/gcslock%2F" + name) && !url.contains("/upload/");
-    }
-
     /**
      * The refresh's PATCH fails (503 through the client's retries) after close(), on its own thread inside that PATCH,
      * released the lease: no {@code refreshFailed} may follow the lease's {@code released} (rule 20).
@@ -37,7 +33,7 @@ class CloseOnARefresherThreadTest extends EmulatorTestBase {
         CountDownLatch closedInside = new CountDownLatch(1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("job", method, url) && Thread.currentThread().getName().startsWith("gcslock-refresh-")
+            if (HookedTransport.isPatchOf("job", method, url) && Thread.currentThread().getName().startsWith("gcslock-refresh-")
                     && armed.compareAndSet(true, false)) {
                 registry.get().close(); // releases job on this thread (its I/O lock is this refresh's, reentrant)
                 gcs.faults().failNext(10, 503, Operation.PATCH); // then the PATCH itself fails
@@ -101,7 +97,7 @@ class CloseOnARefresherThreadTest extends EmulatorTestBase {
                     deleteInterrupted.set(true);
                     Thread.currentThread().interrupt();
                 }
-            } else if (isPatchOf("job", method, url) && thread.startsWith("gcslock-refresh-") && armedPatch.get()
+            } else if (HookedTransport.isPatchOf("job", method, url) && thread.startsWith("gcslock-refresh-") && armedPatch.get()
                     && deleteOnItsWay.getCount() == 0 && armedPatch.compareAndSet(true, false)) {
                 registry.get().close();
                 closeReturned.countDown();

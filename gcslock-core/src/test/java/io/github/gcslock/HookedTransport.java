@@ -34,6 +34,11 @@ final class HookedTransport extends HttpTransport {
     /** Told (method, url) on the sending thread; set by the test. */
     volatile BiConsumer<String, String> hook = (method, url) -> { };
 
+    /** Whether (method, url), as told to {@link #hook}, is a PATCH (metadata update) of lock {@code name}'s object. */
+    static boolean isPatchOf(String name, String method, String url) {
+        return !method.equals("GET") && !method.equals("DELETE") && url.contains("/o/gcslock%2F" + name) && !url.contains("/upload/");
+    }
+
     /** A client of {@code gcs} that sends through this transport. */
     Storage client(GcsEmulator gcs) {
         return gcs.options().setTransportOptions(HttpTransportOptions.newBuilder().setHttpTransportFactory(() -> this).build())

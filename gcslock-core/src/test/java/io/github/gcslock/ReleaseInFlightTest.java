@@ -75,7 +75,7 @@ class ReleaseInFlightTest extends EmulatorTestBase {
         CompletableFuture<Void> second;
         synchronized (gcsLease) { // as the refresher declaring the lease lost holds it
             first = CompletableFuture.runAsync(lease::release);
-            await().atMost(Duration.ofSeconds(20)).until(() -> first.isDone() || blockedOn(gcsLease));
+            await().atMost(Duration.ofSeconds(20)).until(() -> first.isDone() || TestThreads.blockedOn(gcsLease));
             assertThat(first).as("the first release() waits for the lease's monitor").isNotDone();
             second = CompletableFuture.runAsync(lease::release);
             sleep(500);
@@ -87,17 +87,6 @@ class ReleaseInFlightTest extends EmulatorTestBase {
         long before = inserts();
         assertThat(r.tryAcquire("job")).as("the next one-shot, once release() returned").isPresent();
         assertThat(inserts()).isGreaterThan(before);
-    }
-
-    /** Whether a thread is blocked entering {@code monitor}. */
-    private static boolean blockedOn(Object monitor) {
-        for (java.lang.management.ThreadInfo t : java.lang.management.ManagementFactory.getThreadMXBean().dumpAllThreads(true, false)) {
-            if (t.getThreadState() == Thread.State.BLOCKED && t.getLockInfo() != null
-                    && t.getLockInfo().getIdentityHashCode() == System.identityHashCode(monitor)) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** A release() after a hold-at-least release whose delay is still running returns at once (nothing to wait for). */

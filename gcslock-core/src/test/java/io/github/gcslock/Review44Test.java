@@ -31,10 +31,6 @@ class Review44Test extends EmulatorTestBase {
     /** One bound of the registries below: 8 operation timeouts of 500 ms and 4 write windows of 20 ms (rule 14). */
     private static final long BOUND_MS = 4_080;
 
-    private static boolean isPatchOf(String name, String method, String url) {
-        return !method.equals("GET") && !method.equals("DELETE") && url.contains("/o/gcslock%2F" + name) && !url.contains("/upload/");
-    }
-
     private static boolean isDeleteOf(String name, String method, String url) {
         return method.equals("DELETE") && url.contains("/o/gcslock%2F" + name);
     }
@@ -80,10 +76,10 @@ class Review44Test extends EmulatorTestBase {
         AtomicLong closeTookMs = new AtomicLong(-1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("y", method, url) && onARefresherThread() && armedY.compareAndSet(true, false)) {
+            if (HookedTransport.isPatchOf("y", method, url) && onARefresherThread() && armedY.compareAndSet(true, false)) {
                 yStalled.countDown();
                 awaitUninterruptibly(letY, 30);
-            } else if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            } else if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 letY.countDown();
                 long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -136,7 +132,7 @@ class Review44Test extends EmulatorTestBase {
         List<String> events = new CopyOnWriteArrayList<>();
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
                 nap(300); // T2's release has begun and waits for this renewal's I/O lock
@@ -208,7 +204,7 @@ class Review44Test extends EmulatorTestBase {
             if (isDeleteOf("a", method, url) && onARefresherThread() && armedA.compareAndSet(true, false)) {
                 aDeleteHeld.countDown();
                 nap(1_000);
-            } else if (isPatchOf("b", method, url) && onARefresherThread() && aDeleteHeld.getCount() == 0
+            } else if (HookedTransport.isPatchOf("b", method, url) && onARefresherThread() && aDeleteHeld.getCount() == 0
                     && armedB.compareAndSet(true, false)) {
                 long t = System.nanoTime();
                 registryA.get().close();
@@ -255,10 +251,10 @@ class Review44Test extends EmulatorTestBase {
         AtomicBoolean refresherWaitedForT1 = new AtomicBoolean();
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("y", method, url) && onARefresherThread() && armedY.compareAndSet(true, false)) {
+            if (HookedTransport.isPatchOf("y", method, url) && onARefresherThread() && armedY.compareAndSet(true, false)) {
                 yStalled.countDown();
                 awaitUninterruptibly(letY, 30);
-            } else if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            } else if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 letY.countDown();
                 long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -331,7 +327,7 @@ class Review44Test extends EmulatorTestBase {
                 if (zDeleteInterrupted.get()) {
                     Thread.currentThread().interrupt();
                 }
-            } else if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            } else if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 awaitUninterruptibly(zDeleteHeld, 20);
                 long t = System.nanoTime();
@@ -373,7 +369,7 @@ class Review44Test extends EmulatorTestBase {
         List<String> events = new CopyOnWriteArrayList<>();
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
                 nap(300);
@@ -441,7 +437,7 @@ class Review44Test extends EmulatorTestBase {
         AtomicReference<String> outcome = new AtomicReference<>();
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
                 nap(300);
@@ -492,12 +488,12 @@ class Review44Test extends EmulatorTestBase {
         CountDownLatch wReleased = new CountDownLatch(1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("w", method, url) && onARefresherThread() && armedW.compareAndSet(true, false)) {
+            if (HookedTransport.isPatchOf("w", method, url) && onARefresherThread() && armedW.compareAndSet(true, false)) {
                 wIn.countDown();
                 awaitUninterruptibly(xIn, 20);
                 x.get().release();
                 xReleased.countDown();
-            } else if (isPatchOf("x", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            } else if (HookedTransport.isPatchOf("x", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 xIn.countDown();
                 awaitUninterruptibly(wIn, 20);
                 nap(200);
@@ -537,7 +533,7 @@ class Review44Test extends EmulatorTestBase {
         AtomicLong releaseTookMs = new AtomicLong(-1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOf("job", method, url) && onARefresherThread() && armedRefresh.compareAndSet(true, false)) {
+            if (HookedTransport.isPatchOf("job", method, url) && onARefresherThread() && armedRefresh.compareAndSet(true, false)) {
                 inRefresh.countDown();
                 await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
                 nap(300);

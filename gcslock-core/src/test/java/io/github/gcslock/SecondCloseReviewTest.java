@@ -46,10 +46,6 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         return b.build();
     }
 
-    private static boolean isPatchOfJob(String method, String url) {
-        return !method.equals("GET") && !method.equals("DELETE") && url.contains(JOB) && !url.contains("/upload/");
-    }
-
     /**
      * Interleaving: T1 renew(job): holds the lease's I/O lock; its PATCH is on the application's transport. T2 close()
      * (the first): snapshot [job], its release of job waits for the I/O lock (the renewal's). T1's transport calls
@@ -65,7 +61,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         CountDownLatch firstCloseCalled = new CountDownLatch(1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 awaitUninterruptibly(firstCloseCalled, 30);
                 nap(500); // the first close() is now releasing job: waiting for this renewal's I/O lock
@@ -109,7 +105,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         CountDownLatch refresherClosed = new CountDownLatch(1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && Thread.currentThread().getName().startsWith("gcslock-refresh-")
+            if (HookedTransport.isPatchOf("job", method, url) && Thread.currentThread().getName().startsWith("gcslock-refresh-")
                     && armed.compareAndSet(true, false)) {
                 refresher.set(Thread.currentThread());
                 inRefresh.countDown();
@@ -155,7 +151,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         AtomicLong secondCloseTookMs = new AtomicLong(-1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 awaitUninterruptibly(firstCloseCalled, 30);
                 nap(500); // the first close() now waits for T2's release, which waits for this renewal's I/O lock
@@ -640,7 +636,7 @@ class SecondCloseReviewTest extends EmulatorTestBase {
         AtomicLong closeTookMs = new AtomicLong(-1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 awaitUninterruptibly(releaseCalled, 30);
                 nap(500); // T2's release has begun and waits for this renewal's I/O lock

@@ -68,4 +68,15 @@ final class TestThreads {
         t.start();
         return done;
     }
+
+    /** Whether a thread is blocked entering {@code monitor}. */
+    static boolean blockedOn(Object monitor) {
+        for (java.lang.management.ThreadInfo t : java.lang.management.ManagementFactory.getThreadMXBean().dumpAllThreads(true, false)) {
+            if (t.getThreadState() == Thread.State.BLOCKED && t.getLockInfo() != null
+                    && t.getLockInfo().getIdentityHashCode() == System.identityHashCode(monitor)) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -23,13 +23,8 @@ import static org.awaitility.Awaitility.await;
  */
 class WaitsThatCannotEndTest extends EmulatorTestBase {
 
-    private static final String JOB = "/o/gcslock%2Fjob";
     /** One bound of the registries below: 8 operation timeouts of 500 ms and 4 write windows of 20 ms (rule 14). */
     private static final long BOUND_MS = 4_080;
-
-    private static boolean isPatchOfJob(String method, String url) {
-        return !method.equals("GET") && !method.equals("DELETE") && url.contains(JOB) && !url.contains("/upload/");
-    }
 
     /** A registry through {@code transport} with a long TTL (nothing is lost while a test holds a renewal) and one bound of {@link #BOUND_MS}. */
     private GcsLockRegistry registry(HookedTransport transport) {
@@ -52,7 +47,7 @@ class WaitsThatCannotEndTest extends EmulatorTestBase {
         AtomicLong releaseTookMs = new AtomicLong(-1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 awaitUninterruptibly(closeCalled, 30);
                 nap(500); // close()'s release of job has begun and waits for this renewal's I/O lock
@@ -95,7 +90,7 @@ class WaitsThatCannotEndTest extends EmulatorTestBase {
         AtomicLong closeTookMs = new AtomicLong(-1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 // the hold-at-least release has come due on the refresher, begun, and waits for this renewal's I/O lock
                 await().atMost(Duration.ofSeconds(20)).until(() -> held.get().isReleasing());
@@ -137,7 +132,7 @@ class WaitsThatCannotEndTest extends EmulatorTestBase {
         CountDownLatch letRenewalGo = new CountDownLatch(1);
         HookedTransport transport = new HookedTransport();
         transport.hook = (method, url) -> {
-            if (isPatchOfJob(method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
+            if (HookedTransport.isPatchOf("job", method, url) && armed.compareAndSet(Thread.currentThread(), null)) {
                 inRenewal.countDown();
                 awaitUninterruptibly(letRenewalGo, 30);
             }
@@ -155,7 +150,7 @@ class WaitsThatCannotEndTest extends EmulatorTestBase {
         AtomicLong secondTookMs = new AtomicLong(-1);
         synchronized (gcsLease) { // as the refresher declaring the lease lost holds it
             first = daemon("first-release", lease::release);
-            await().atMost(Duration.ofSeconds(20)).until(() -> first.getCount() == 0 || blockedOn(gcsLease));
+            await().atMost(Duration.ofSeconds(20)).until(() -> first.getCount() == 0 || TestThreads.blockedOn(gcsLease));
             assertThat(first.getCount()).as("the first release() waits for the lease's monitor").isEqualTo(1);
             second = daemon("second-release", () -> {
                 long t = System.nanoTime();
@@ -174,16 +169,5 @@ class WaitsThatCannotEndTest extends EmulatorTestBase {
         // the renewal let go (about 1.75 bounds).
         assertThat(secondTookMs.get()).as("the second release() took %d ms; one bound is %d ms", secondTookMs.get(), BOUND_MS)
                 .isBetween(BOUND_MS * 3 / 4, BOUND_MS * 3 / 2);
-    }
-
-    /** Whether a thread is blocked entering {@code monitor}. */
-    private static boolean blockedOn(Object monitor) {
-        for (java.lang.management.ThreadInfo t : java.lang.management.ManagementFactory.getThreadMXBean().dumpAllThreads(true, false)) {
-            if (t.getThreadState() == Thread.State.BLOCKED && t.getLockInfo() != null
-                    && t.getLockInfo().getIdentityHashCode() == System.identityHashCode(monitor)) {
-                return true;
-            }
-        }
-        return false;
     }
 }
